@@ -1,0 +1,40 @@
+# Every target bootstraps .venv by itself, so `make run` and `make test` work on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+BIND ?= 127.0.0.1:8443
+PYTEST_ARGS ?=
+
+.PHONY: run test venv certs bench fuzz soak clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	rm -f $(VENV)/.installed-* && touch $@
+
+venv: $(STAMP)
+
+certs/tls.crt: | $(STAMP)
+	$(VENV)/bin/dra-webhook certs --service dra-webhook --namespace dra-webhook --out certs --dev
+
+certs: certs/tls.crt
+
+run: $(STAMP) certs/tls.crt
+	$(VENV)/bin/dra-webhook serve --bind $(BIND) --tls-cert certs/tls.crt --tls-key certs/tls.key
+
+test: $(STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(PY) -m bench $(if $(BENCH_QUICK),--quick,)
+
+fuzz: $(STAMP)
+	FUZZ_EXAMPLES=10000 $(PY) -m pytest tests/test_fuzz.py -q
+
+soak: $(STAMP)
+	$(PY) -m bench.soak
+
+clean:
+	rm -rf $(VENV) certs/*.crt certs/*.key

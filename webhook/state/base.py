@@ -1,0 +1,78 @@
+"""The snapshot type and the source protocol every state backend implements."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Protocol
+
+KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate",
+         "Workload", "PodGroup", "Node")
+
+
+@dataclass(frozen=True)
+class ClusterSnapshot:
+    """Immutable view of the cluster: ``objects[kind]`` is a tuple of raw dicts.
+
+    Consumers must not mutate the dicts. Updates build a new snapshot and swap it atomically.
+    """
+
+    objects: Mapping[str, tuple[dict[str, Any], ...]] = field(
+        default_factory=lambda: MappingProxyType({k: () for k in KINDS}))
+    source: str = "empty"
+    synced_at: float = 0.0
+    """``time.time()`` of the last complete sync; 0 when never synced."""
+    version: int = 0
+    """Increases with every new snapshot from the same source (cache keys use it)."""
+
+    @classmethod
+    def from_objects(cls, objs: Iterable[dict[str, Any]], source: str = "objects",
+                     version: int = 1) -> ClusterSnapshot:
+        by_kind: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
+        for o in objs:
+            kind = o.get("kind") if isinstance(o, dict) else None
+            if kind in by_kind:
+                by_kind[kind].append(o)
+        return cls(MappingProxyType({k: tuple(v) for k, v in by_kind.items()}), source,
+                   time.time(), version)
+
+    def of(self, kind: str) -> tuple[dict[str, Any], ...]:
+        return self.objects.get(kind, ())
+
+    def count(self) -> dict[str, int]:
+        return {k: len(v) for k, v in self.objects.items()}
+
+    def find(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        for o in self.of(kind):
+            meta = o.get("metadata") or {}
+            if meta.get("name") == name and (namespace is None or meta.get("namespace", "") == namespace):
+                return o
+        return None
+
+
+class StateSource(Protocol):
+    """Where snapshots come from. ``snapshot()`` never blocks on the network."""
+
+    def snapshot(self) -> ClusterSnapshot: ...
+
+    def ready(self) -> bool: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+class StaticState:
+    """A fixed snapshot (files, examples, tests)."""
+
+    def __init__(self, snap: ClusterSnapshot) -> None:
+        self._snap = snap
+
+    def snapshot(self) -> ClusterSnapshot:
+        return self._snap
+
+    def ready(self) -> bool:
+        return True
+
+    def describe(self) -> dict[str, Any]:
+        return {"source": self._snap.source, "ready": True, "objects": self._snap.count()}

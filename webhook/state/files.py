@@ -1,0 +1,107 @@
+"""Load cluster state and CLI inputs from YAML/JSON files (multi-document, ``kind: List``)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from webhook import BadInput
+from webhook.state.base import KINDS, ClusterSnapshot
+
+log = logging.getLogger(__name__)
+
+_SUFFIXES = (".yaml", ".yml", ".json")
+MAX_FILE_BYTES = 32 * 1024 * 1024
+
+
+def _loader() -> type[yaml.SafeLoader]:
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def parse_documents(text: str, origin: str) -> list[dict[str, Any]]:
+    """Every Kubernetes object in a YAML/JSON text; ``kind: List`` is flattened.
+
+    Raises BadInput with a one-line reason when the text is not YAML/JSON or holds a
+    document that is not a Kubernetes object.
+    """
+    try:
+        docs = list(yaml.load_all(text, Loader=_loader()))
+    except yaml.YAMLError as e:
+        try:  # a JSON file with something YAML dislikes (tabs) still gets a fair try
+            docs = [json.loads(text)]
+        except ValueError:
+            mark = getattr(e, "problem_mark", None)
+            where = f" (line {mark.line + 1})" if mark is not None else ""
+            raise BadInput(f"{origin}: not valid YAML or JSON{where}: "
+                           f"{getattr(e, 'problem', None) or e}") from None
+    except RecursionError:
+        raise BadInput(f"{origin}: document nested too deeply") from None
+    out: list[dict[str, Any]] = []
+    for i, doc in enumerate(docs):
+        if doc is None:
+            continue
+        out.extend(_flatten(doc, f"{origin}: document {i + 1}"))
+    if not out:
+        raise BadInput(f"{origin}: no Kubernetes object found")
+    return out
+
+
+def _flatten(doc: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(doc, dict):
+        raise BadInput(f"{where}: not a Kubernetes object (expected a mapping, got {type(doc).__name__})")
+    kind = doc.get("kind")
+    if not isinstance(kind, str) or not kind or not isinstance(doc.get("apiVersion"), str):
+        raise BadInput(f"{where}: not a Kubernetes object (apiVersion and kind are required)")
+    if kind.endswith("List") and isinstance(doc.get("items"), list):
+        out: list[dict[str, Any]] = []
+        for j, item in enumerate(doc["items"]):
+            out.extend(_flatten(item, f"{where} item {j + 1}"))
+        return out
+    return [doc]
+
+
+def load_objects_from_file(path: str | Path) -> list[dict[str, Any]]:
+    """Objects in one file ("-" reads standard input)."""
+    p = Path(path)
+    try:
+        if str(path) == "-":
+            import sys
+            text = sys.stdin.read()
+        else:
+            if p.stat().st_size > MAX_FILE_BYTES:
+                raise BadInput(f"{path}: file larger than {MAX_FILE_BYTES} bytes")
+            text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BadInput(f"{path}: is a directory") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"{path}: not UTF-8 text") from None
+    except OSError as e:
+        raise BadInput(f"{path}: {e.strerror}") from None
+    return parse_documents(text, str(path))
+
+
+def from_dir(path: str | Path, version: int = 1) -> ClusterSnapshot:
+    """Every object in every ``*.yaml``/``*.yml``/``*.json`` under ``path`` (recursively).
+
+    Kinds the state does not use are ignored with a log line. Raises BadInput for an
+    unreadable directory or file.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise BadInput(f"{path}: not a directory")
+    objs: list[dict[str, Any]] = []
+    for f in sorted(root.rglob("*")):
+        if f.suffix in _SUFFIXES and f.is_file():
+            for o in load_objects_from_file(f):
+                if o.get("kind") in KINDS:
+                    objs.append(o)
+                else:
+                    log.info("cluster state: ignoring %s %s in %s", o.get("kind"),
+                             (o.get("metadata") or {}).get("name"), f)
+    return ClusterSnapshot.from_objects(objs, source=f"dir:{root}", version=version)
