@@ -1,0 +1,68 @@
+"""Feature gates and settings: Kubernetes syntax, unknown names refused, config files."""
+
+from __future__ import annotations
+
+import pytest
+
+from webhook import ConfigError
+from webhook.config import Settings, parse_config
+from webhook.gates import KNOWN, FeatureGates
+
+
+def test_defaults_are_the_1_37_defaults():
+    g = FeatureGates.defaults()
+    assert g.enabled("DRAPartitionableDevices") and g.enabled("DRAConsumableCapacity")
+    assert not g.enabled("DRADeviceCompatibilityGroups")
+    assert not g.enabled("GenericWorkload") and not g.enabled("DRAWorkloadResourceClaims")
+    assert g.changed() == {}
+    for name in ("DRAPartitionableDevices", "DRAConsumableCapacity", "DRADeviceCompatibilityGroups",
+                 "GenericWorkload", "DRAWorkloadResourceClaims", "CompositePodGroup"):
+        assert name in KNOWN
+
+
+@pytest.mark.parametrize(("spec", "want"), [
+    pytest.param("DRADeviceCompatibilityGroups=true", {"DRADeviceCompatibilityGroups": True}, id="one"),
+    pytest.param(" GenericWorkload=True , DRAConsumableCapacity=false ",
+                 {"GenericWorkload": True, "DRAConsumableCapacity": False}, id="spaces-and-case"),
+    pytest.param("", {}, id="empty"),
+    pytest.param("DRAConsumableCapacity=true", {}, id="default-value-is-no-change"),
+])
+def test_parse_spec(spec, want):
+    assert FeatureGates.parse(spec).changed() == want
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    pytest.param("NoSuchGate=true", "unrecognized feature gate: NoSuchGate", id="unknown"),
+    pytest.param("GenericWorkload=yes", "invalid value of GenericWorkload=yes", id="bad-bool"),
+    pytest.param("GenericWorkload", "missing bool value for GenericWorkload", id="no-value"),
+    pytest.param("DRAPrioritizedList=false", "locked to true", id="locked"),
+])
+def test_bad_specs_are_config_errors(spec, message):
+    with pytest.raises(ConfigError, match=message):
+        FeatureGates.parse(spec)
+
+
+def test_spec_round_trips():
+    g = FeatureGates.parse("GenericWorkload=true,DRAConsumableCapacity=false")
+    assert FeatureGates.parse(g.spec()) == g
+
+
+def test_config_file_overrides_gates_and_limits():
+    s = parse_config("featureGates:\n  DRADeviceCompatibilityGroups: true\nmaxWarnings: 5\n"
+                     "feasibility: false\n", Settings())
+    assert s.gates.enabled("DRADeviceCompatibilityGroups")
+    assert s.max_warnings == 5 and s.feasibility is False
+    assert len(s.config_hash) == 16
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    pytest.param("featureGates: {Nope: true}", "unrecognized feature gate", id="unknown-gate"),
+    pytest.param("maxWarnings: -1", "must be greater than zero", id="negative-limit"),
+    pytest.param("feasibility: maybe", "must be true or false", id="bad-bool"),
+    pytest.param("colour: blue", "unknown key 'colour'", id="unknown-key"),
+    pytest.param("- a\n- b", "must be a mapping", id="not-a-mapping"),
+    pytest.param("a: [", "not valid YAML", id="bad-yaml"),
+])
+def test_bad_config_files_are_refused(text, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_config(text, Settings())

@@ -1,0 +1,100 @@
+"""Responses the apiserver accepts: uid echo, Invalid status, patches, warning hygiene."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from webhook import BadReview
+from webhook.admission.envelope import decode_body, parse_review
+from webhook.admission.response import build_response, sanitize_warnings
+from webhook.fielderrors import invalid, required
+from tests.builders import SLICE, review
+
+
+@pytest.mark.parametrize(("given_", "want"), [
+    pytest.param(["a", "a", "b"], ["a", "b"], id="dedupe"),
+    pytest.param(["line1\nline2\ttab"], ["line1 line2 tab"], id="control-chars-become-spaces"),
+    pytest.param(["x" * 200], ["x" * 119 + "…"], id="truncated-to-120"),
+    pytest.param(["", "   ", "\n"], [], id="empty-dropped"),
+    pytest.param(["bell\x07", "esc\x1b[31mred"], ["bell", "esc [31mred"], id="escapes"),
+    pytest.param([f"w{i}" for i in range(15)], [f"w{i}" for i in range(9)] + ["6 more warnings suppressed"],
+                 id="capped"),
+])
+def test_sanitize_warnings(given_, want):
+    assert sanitize_warnings(given_) == want
+
+
+@given(st.lists(st.text(), max_size=30))
+def test_sanitized_warnings_are_always_clean(ws):
+    out = sanitize_warnings(ws)
+    assert len(out) <= 10
+    assert len(set(out)) == len(out)
+    for w in out:
+        assert 0 < len(w) <= 120
+        assert w == w.strip()
+        assert not any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in w)
+        w.encode("utf-8")
+
+
+def test_denial_mirrors_the_apiserver_invalid_status():
+    errs = [required("spec.driver"), invalid("spec.nodeName", "", "must be either unset or a non-empty string")]
+    out = build_response("u-1", allowed=False, errors=errs, kind="ResourceSlice", group="resource.k8s.io",
+                         name="s")
+    assert out["apiVersion"] == "admission.k8s.io/v1" and out["kind"] == "AdmissionReview"
+    r = out["response"]
+    assert r["uid"] == "u-1" and r["allowed"] is False
+    st_ = r["status"]
+    assert st_["code"] == 422 and st_["reason"] == "Invalid" and st_["status"] == "Failure"
+    assert st_["message"] == ('ResourceSlice.resource.k8s.io "s" is invalid: [spec.driver: Required value, '
+                              'spec.nodeName: Invalid value: "": must be either unset or a non-empty string]')
+    assert st_["details"]["causes"] == [
+        {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.driver"},
+        {"reason": "FieldValueInvalid", "message": 'Invalid value: "": must be either unset or a non-empty string',
+         "field": "spec.nodeName"},
+    ]
+    assert "patch" not in r and "patchType" not in r
+
+
+def test_patch_is_base64_jsonpatch_with_type():
+    ops = [{"op": "remove", "path": "/spec/x"}]
+    r = build_response("u", allowed=True, patch=ops)["response"]
+    assert r["patchType"] == "JSONPatch"
+    assert json.loads(base64.b64decode(r["patch"])) == ops
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    pytest.param(b"not json", "not valid JSON", id="not-json"),
+    pytest.param(b"\xff\xfe\x00", "not valid UTF-8", id="not-utf8"),
+    pytest.param(b"[" * 150 + b"]" * 150, "nested deeper than 100", id="deep-nesting"),
+])
+def test_bad_bodies(body, message):
+    with pytest.raises(BadReview, match=message):
+        decode_body(body)
+
+
+def test_deep_brackets_inside_strings_do_not_count():
+    doc = {"s": "[" * 500, "l": [[[1]]]}
+    assert decode_body(json.dumps(doc).encode()) == doc
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    pytest.param([], "not an AdmissionReview object", id="list"),
+    pytest.param({"kind": "AdmissionReview"}, "apiVersion", id="no-apiversion"),
+    pytest.param({**review(SLICE), "apiVersion": "admission.k8s.io/v1beta1"}, "apiVersion", id="v1beta1"),
+    pytest.param({**review(SLICE), "request": {**review(SLICE)["request"], "uid": ""}}, "uid", id="empty-uid"),
+    pytest.param({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                  "request": {k: v for k, v in review(SLICE)["request"].items() if k != "uid"}},
+                 "uid", id="missing-uid"),
+    pytest.param({**review(SLICE), "request": {**review(SLICE)["request"], "operation": "PATCH"}},
+                 "operation", id="bad-operation"),
+    pytest.param({**review(SLICE), "request": {**review(SLICE)["request"], "object": None}},
+                 "object is required", id="create-without-object"),
+])
+def test_bad_reviews(doc, message):
+    with pytest.raises(BadReview, match=message):
+        parse_review(doc)

@@ -1,0 +1,107 @@
+"""The Flask app in-process: routes, the two error channels, metrics and /configz."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.builders import PODGROUP, SLICE, review
+from webhook.config import Settings
+from webhook.server.app import create_app, parse_go_duration
+from webhook.state.base import ClusterSnapshot, StaticState
+
+
+@pytest.fixture(scope="module")
+def client():
+    app = create_app(Settings(), StaticState(ClusterSnapshot.from_objects([])))
+    return app.test_client()
+
+
+def post(client, path, body, ctype="application/json"):
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return client.post(path, data=data, headers={"Content-Type": ctype})
+
+
+@pytest.mark.parametrize("path", ["/mutate", "/validate"])
+@pytest.mark.parametrize("obj", [SLICE, PODGROUP], ids=["resourceslice", "podgroup"])
+def test_reviews_echo_uid_and_envelope(client, path, obj):
+    body = review(obj, uid="abc-123")
+    r = post(client, path, body)
+    assert r.status_code == 200
+    out = r.get_json()
+    assert out["apiVersion"] == "admission.k8s.io/v1" and out["kind"] == "AdmissionReview"
+    assert out["response"]["uid"] == "abc-123"
+    assert isinstance(out["response"]["allowed"], bool)
+    if path == "/validate":
+        assert "patch" not in out["response"] and "patchType" not in out["response"]
+
+
+def test_unhandled_kind_passes_through(client):
+    o = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "d"}}
+    out = post(client, "/validate", review(o)).get_json()["response"]
+    assert out["allowed"] is True and "patch" not in out and "warnings" not in out
+
+
+def test_delete_is_allowed_without_work(client):
+    out = post(client, "/validate", review(None, op="DELETE", old=SLICE)).get_json()["response"]
+    assert out["allowed"] is True
+
+
+@pytest.mark.parametrize(("body", "ctype", "code"), [
+    pytest.param(b"not json", "application/json", 400, id="non-json"),
+    pytest.param(b'{"hello": "world"}', "application/json", 400, id="not-an-admissionreview"),
+    pytest.param(json.dumps({**review(SLICE), "request": {"kind": {"kind": "X"}, "operation": "CREATE"}}).encode(),
+                 "application/json", 400, id="missing-uid"),
+    pytest.param(b"\xff\xfe\xfd", "application/json", 400, id="non-utf8"),
+    pytest.param(b"[" * 5000 + b"]" * 5000, "application/json", 400, id="deeply-nested"),
+    pytest.param(b"{" + b" " * (4 * 1024 * 1024) + b"}", "application/json", 413, id="4mib-body"),
+    pytest.param(json.dumps(review(SLICE)).encode(), "text/plain", 415, id="wrong-content-type"),
+])
+def test_bad_input_gets_a_json_error(client, body, ctype, code):
+    r = post(client, "/validate", body, ctype)
+    assert r.status_code == code
+    assert r.is_json and r.get_json()["code"] == code and r.get_json()["error"]
+    # and the server keeps serving
+    assert post(client, "/validate", review(SLICE)).status_code == 200
+
+
+def test_health_endpoints(client):
+    assert client.get("/healthz").get_json()["status"] == "ok"
+    r = client.get("/readyz")
+    assert r.status_code == 200 and r.get_json()["ready"] is True
+
+
+def test_configz_reports_gates_and_settings(client):
+    c = client.get("/configz").get_json()
+    assert c["featureGates"]["DRADeviceCompatibilityGroups"] is False
+    assert c["settings"]["max_body_bytes"] == 3 * 1024 * 1024
+    assert c["state"]["ready"] is True
+
+
+def test_metrics_count_reviews_and_gates(client):
+    post(client, "/validate", review(SLICE))
+    text = client.get("/metrics").get_data(as_text=True)
+    assert 'dra_webhook_admission_requests_total{' in text
+    assert 'kind="ResourceSlice"' in text
+    assert 'dra_webhook_feature_enabled{name="DRADeviceCompatibilityGroups"} 0.0' in text
+    assert "dra_webhook_admission_request_duration_seconds_bucket" in text
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("10s", 10.0), ("1m30s", 90.0), ("500ms", 0.5), ("", None), ("ten", None), ("0s", None),
+])
+def test_go_durations(text, seconds):
+    assert parse_go_duration(text) == seconds
+
+
+def test_internal_errors_are_json_500(monkeypatch):
+    import webhook.server.app as appmod
+
+    def boom(*a, **k):
+        raise RuntimeError("bug")
+
+    app = create_app(Settings(), StaticState(ClusterSnapshot.from_objects([])))
+    monkeypatch.setattr(appmod, "evaluate", boom)
+    r = post(app.test_client(), "/validate", review(SLICE))
+    assert r.status_code == 500 and r.get_json() == {"error": "internal error: RuntimeError", "code": 500}

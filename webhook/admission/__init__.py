@@ -1,0 +1,13 @@
+"""AdmissionReview handling: wire format (envelope), responses, and the one pipeline.
+
+``review(doc, settings, state)`` is what both the HTTP server and ``dra-webhook review`` call.
+"""
+
+from __future__ import annotations
+
+from webhook.admission.envelope import AdmissionRequest, decode_body, parse_review
+from webhook.admission.pipeline import Outcome, evaluate, respond, review
+from webhook.admission.response import build_response, sanitize_warnings
+
+__all__ = ["AdmissionRequest", "Outcome", "build_response", "decode_body", "evaluate", "parse_review",
+           "respond", "review", "sanitize_warnings"]

@@ -1,0 +1,96 @@
+"""Build AdmissionReview v1 responses the apiserver accepts, and keep warnings within its limits.
+
+Pure: data in, dict out. Patches appear only in mutating responses (the apiserver rejects a
+validating response that carries one).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from webhook.admission.envelope import API_VERSION
+from webhook.fielderrors import FieldError, aggregate_message
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_SPACES = re.compile(r"\s{2,}")
+
+
+def sanitize_warnings(warnings: Iterable[str], *, max_count: int = 10, max_length: int = 120) -> list[str]:
+    """One line each, no control characters, at most ``max_length`` characters, no duplicates,
+    at most ``max_count`` items (the last one then says how many were suppressed).
+
+    The apiserver silently drops a warning with control characters and truncates or drops
+    warnings past its 4096-character budget, so we never send it anything it would mangle.
+    """
+    out: list[str] = []
+    seen: set[str] = set()
+    for w in warnings:
+        if not isinstance(w, str):
+            w = str(w)
+        text = _CONTROL.sub(" ", w)
+        text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cs", "Co", "Cn", "Cf"))
+        text = _SPACES.sub(" ", text).strip()
+        if not text:
+            continue
+        if len(text) > max_length:
+            text = text[: max_length - 1].rstrip() + "…"
+        if text in seen:
+            continue
+        seen.add(text)
+        out.append(text)
+    if len(out) > max_count:
+        hidden = len(out) - (max_count - 1)
+        out = out[: max_count - 1] + [f"{hidden} more warnings suppressed"]
+    return out
+
+
+def status_message(kind: str, group: str, name: str, errors: Sequence[FieldError]) -> str:
+    """``ResourceSlice.resource.k8s.io "x" is invalid: <errors>`` as the apiserver words it."""
+    qualified = f"{kind}.{group}" if group else kind
+    return f'{qualified} "{name}" is invalid: {aggregate_message(errors)}'
+
+
+def build_response(uid: str, *, allowed: bool, errors: Sequence[FieldError] = (),
+                   kind: str = "", group: str = "", name: str = "",
+                   patch: list[dict[str, Any]] | None = None,
+                   warnings: Sequence[str] = (), api_version: str = API_VERSION,
+                   audit_annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    """A full AdmissionReview with ``response`` filled in.
+
+    Denials carry the apiserver's Invalid status (code 422, reason Invalid, one cause per error).
+    ``warnings`` must already be sanitised.
+    """
+    response: dict[str, Any] = {"uid": uid, "allowed": allowed}
+    if not allowed:
+        response["status"] = {
+            "metadata": {},
+            "status": "Failure",
+            "message": status_message(kind, group, name, errors),
+            "reason": "Invalid",
+            "details": {"name": name, "group": group, "kind": kind,
+                        "causes": [e.cause() for e in errors]},
+            "code": 422,
+        }
+    if patch:
+        response["patchType"] = "JSONPatch"
+        response["patch"] = base64.b64encode(
+            json.dumps(patch, separators=(",", ":"), ensure_ascii=False).encode()).decode()
+    if warnings:
+        response["warnings"] = list(warnings)
+    if audit_annotations:
+        response["auditAnnotations"] = audit_annotations
+    return {"apiVersion": api_version, "kind": "AdmissionReview", "response": response}
+
+
+def decode_patch(response: dict[str, Any]) -> list[dict[str, Any]]:
+    """The JSON Patch inside a response (empty when none); used by the CLI and tests."""
+    r = response.get("response", response)
+    if not r.get("patch"):
+        return []
+    ops: list[dict[str, Any]] = json.loads(base64.b64decode(r["patch"]))
+    return ops

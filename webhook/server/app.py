@@ -1,0 +1,199 @@
+"""Flask app factory: routes read the body, call the admission pipeline, return JSON.
+
+Two error channels: a body that is not an AdmissionReview gets an HTTP 4xx JSON error (the
+apiserver then applies the webhook's failurePolicy); a bug gets a JSON 500 logged once with the
+request uid. Objects that break rules are answered 200 with ``allowed: false``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from flask import Flask, Response, g, jsonify, request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from webhook import BadReview, __version__
+from webhook.admission import decode_body
+from webhook.admission.pipeline import Endpoint, evaluate, respond
+from webhook.admission.envelope import parse_review
+from webhook.config import Settings, settings_fingerprint
+from webhook.server.live_config import SettingsHolder
+from webhook.state.base import StateSource
+
+log = logging.getLogger("webhook.server")
+
+_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns))+$")
+_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def parse_go_duration(text: str | None) -> float | None:
+    """``"10s"``, ``"1m30s"``, ``"500ms"`` → seconds; None when absent or malformed."""
+    if not text or not _DURATION.match(text):
+        return None
+    total = 0.0
+    for num, unit in re.findall(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)", text):
+        total += float(num) * _UNITS[unit]
+    return total if total > 0 else None
+
+
+class Health:
+    """Readiness inputs: extra checks (certs loaded...) and the draining flag."""
+
+    def __init__(self) -> None:
+        self.draining = threading.Event()
+        self.checks: dict[str, Callable[[], bool]] = {}
+
+    def ready(self, state: StateSource | None) -> dict[str, bool]:
+        out = {name: bool(fn()) for name, fn in self.checks.items()}
+        out["state"] = state.ready() if state is not None else True
+        out["draining"] = not self.draining.is_set()
+        return out
+
+
+def create_app(settings: Settings | SettingsHolder | None = None, state: StateSource | None = None,
+               health: Health | None = None) -> Flask:
+    """The WSGI app. ``settings`` may be a SettingsHolder so a config reload takes effect live."""
+    holder = settings if isinstance(settings, SettingsHolder) else SettingsHolder(settings or Settings())
+    health = health or Health()
+    from webhook.server import metrics  # after the environment is final (multiprocess mode)
+
+    app = Flask("dra-webhook")
+    app.config["MAX_CONTENT_LENGTH"] = holder.current.max_body_bytes
+    app.extensions["dra_webhook"] = {"settings": holder, "state": state, "health": health}
+    metrics.set_gates(holder.current.gates.values)
+
+    def on_change(s: Settings) -> None:
+        app.config["MAX_CONTENT_LENGTH"] = s.max_body_bytes
+        metrics.set_gates(s.gates.values)
+
+    prev = holder.on_change
+    holder.on_change = (lambda s: (prev(s), on_change(s))) if prev else on_change  # type: ignore[func-returns-value]
+
+    def admit(endpoint: Endpoint) -> Response:
+        settings_now = holder.current
+        started = time.monotonic()
+        g.kind = "unknown"
+        _check_request(settings_now)
+        doc = decode_body(request.get_data(cache=False), settings_now.max_json_depth)
+        req = parse_review(doc)
+        g.uid, g.kind = req.uid, req.kind
+        timeout = parse_go_duration(request.args.get("timeout")) or settings_now.default_timeout_seconds
+        metrics.IN_FLIGHT.inc()
+        try:
+            out = evaluate(req, settings_now, state, deadline=started + timeout, endpoint=endpoint)
+            body = respond(out, settings_now, endpoint, api_version=doc.get("apiVersion"))
+        finally:
+            metrics.IN_FLIGHT.dec()
+        resp = body["response"]
+        decision = "allowed" if resp["allowed"] else "denied"
+        elapsed = time.monotonic() - started
+        metrics.REQUESTS.labels(endpoint, req.kind, req.operation, decision, str(req.dry_run).lower()).inc()
+        metrics.DURATION.labels(endpoint, req.kind).observe(elapsed)
+        for w in resp.get("warnings", ()):
+            metrics.WARNINGS.labels("feasibility" if w.startswith("feasibility:") else "other").inc()
+        extra: dict[str, Any] = {
+            "uid": req.uid, "kind": req.kind, "object_name": req.display_name, "namespace": req.namespace,
+            "operation": req.operation, "webhook": endpoint, "decision": decision,
+            "dry_run": req.dry_run, "patched": bool(resp.get("patch")),
+            "warnings": len(resp.get("warnings", ())), "latency_ms": round(elapsed * 1000, 2),
+        }
+        if not resp["allowed"]:
+            extra["causes"] = [c["field"] for c in resp["status"]["details"]["causes"]][:20]
+        if settings_now.log_objects:
+            extra["object"] = req.obj
+        log.info("admission review", extra=extra)
+        return jsonify(body)
+
+    @app.post("/mutate")
+    def mutate() -> Response:
+        return admit("mutate")
+
+    @app.post("/validate")
+    def validate() -> Response:
+        return admit("validate")
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        return jsonify({"status": "ok", "version": __version__})
+
+    @app.get("/readyz")
+    def readyz() -> tuple[Response, int]:
+        checks = health.ready(state)
+        metrics.STATE_READY.set(1 if checks["state"] else 0)
+        ok = all(checks.values())
+        return jsonify({"ready": ok, "checks": checks}), 200 if ok else 503
+
+    @app.get("/metrics")
+    def metrics_endpoint() -> Response:
+        data, ctype = metrics.render()
+        return Response(data, content_type=ctype)
+
+    @app.get("/configz")
+    def configz() -> Response:
+        s = holder.current
+        return jsonify({
+            "version": __version__,
+            "settings": s.public(),
+            "featureGates": s.gates.as_dict(),
+            "featureGatesChanged": s.gates.changed(),
+            "configFile": s.config_file,
+            "configHash": s.config_hash,
+            "configError": holder.last_error,
+            "fingerprint": settings_fingerprint(s),
+            "state": state.describe() if state is not None else None,
+        })
+
+    @app.errorhandler(BadReview)
+    def bad_review(e: BadReview) -> tuple[Response, int]:
+        metrics.BAD_REQUESTS.labels(str(e.status)).inc()
+        log.warning("bad request: %s", e, extra={"status": e.status, "path": request.path})
+        return jsonify({"error": str(e), "code": e.status}), e.status
+
+    @app.errorhandler(HTTPException)
+    def http_error(e: HTTPException) -> tuple[Response, int]:
+        code = e.code or 500
+        if isinstance(e, RequestEntityTooLarge):
+            msg = f"request body larger than {holder.current.max_body_bytes} bytes"
+        else:
+            msg = e.description or e.name
+        metrics.BAD_REQUESTS.labels(str(code)).inc()
+        return jsonify({"error": msg, "code": code}), code
+
+    @app.errorhandler(Exception)
+    def internal_error(e: Exception) -> tuple[Response, int]:
+        metrics.ERRORS.inc()
+        log.exception("internal error answering a review",
+                      extra={"uid": g.get("uid"), "kind": g.get("kind"), "path": request.path})
+        return jsonify({"error": f"internal error: {type(e).__name__}", "code": 500}), 500
+
+    return app
+
+
+def _check_request(settings: Settings) -> None:
+    """Refuse wrong content types and oversized bodies before reading them."""
+    ctype = (request.mimetype or "").lower()
+    if ctype != "application/json":
+        raise BadReview(f"unsupported content type {ctype or '(none)'!r}: expected application/json", 415)
+    length = request.content_length
+    if length is not None and length > settings.max_body_bytes:
+        _drain(length, settings.max_body_bytes)
+        raise BadReview(f"request body larger than {settings.max_body_bytes} bytes", 413)
+
+
+def _drain(length: int, limit: int) -> None:
+    """Read and drop a moderately oversized body so the client gets our 413 instead of a reset
+    connection; a body far over the limit is not read (the connection is closed instead)."""
+    if length > 4 * limit:
+        return
+    stream = request.environ.get("wsgi.input")
+    left = length
+    while stream is not None and left > 0:
+        chunk = stream.read(min(left, 1 << 16))
+        if not chunk:
+            break
+        left -= len(chunk)
