@@ -8,6 +8,7 @@ request uid. Objects that break rules are answered 200 with ``allowed: false``.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import time
@@ -138,6 +139,7 @@ def create_app(settings: Settings | SettingsHolder | None = None, state: StateSo
         s = holder.current
         return jsonify({
             "version": __version__,
+            "pid": os.getpid(),
             "settings": s.public(),
             "featureGates": s.gates.as_dict(),
             "featureGatesChanged": s.gates.changed(),
