@@ -12,7 +12,7 @@ PURE = ["webhook.fielderrors", "webhook.quantity", "webhook.gates", "webhook.pat
         "webhook.rules", "webhook.rules.names", "webhook.rules.resourceslice", "webhook.rules.resourceclaim",
         "webhook.rules.resourceclaimtemplate", "webhook.rules.podgroup", "webhook.rules.workload",
         "webhook.rules.pod", "webhook.admission", "webhook.admission.pipeline", "webhook.allocator",
-        "webhook.allocator.feasibility", "webhook.cel"]
+        "webhook.allocator.feasibility", "webhook.cel", "webhook.defaulting"]
 FORBIDDEN = ("flask", "kubernetes", "gunicorn", "werkzeug")
 
 

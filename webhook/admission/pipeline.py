@@ -116,7 +116,7 @@ def _mutate(rules: ModuleType, req: AdmissionRequest, ctx: RuleContext, settings
 
 def _defaulting() -> ModuleType | None:
     try:
-        from webhook.allocator import defaulting
+        from webhook import defaulting
     except ImportError:
         return None
     return defaulting
