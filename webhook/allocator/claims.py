@@ -1,0 +1,205 @@
+"""Claims as the search sees them, and the per-claim checks done before the search (§6.1).
+
+Pure. ``parse_claim`` turns a raw ResourceClaim into ``Claim`` or raises ``AllocError`` with the
+upstream message ("claim NS/NAME, request R: ..."). CEL selectors are compiled here (cached by
+``webhook.cel``), so a compile error is reported once, before any device is looked at.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webhook.allocator.model import DeviceClassInfo, Model, _d, _l, _s
+from webhook.gates import FeatureGates
+
+MAX_DEVICES_PER_CLAIM = 32
+EXACT, ALL = "ExactCount", "All"
+
+
+class AllocError(Exception):
+    """A fatal outcome: the scheduler aborts the attempt with this message (§10)."""
+
+    def __init__(self, message: str, kind: str = "error") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class Selector:
+    """A compiled CEL selector plus where it came from (for cache keys and messages)."""
+
+    __slots__ = ("expr", "compiled", "where")
+
+    def __init__(self, expr: str, compiled: Any, where: str) -> None:
+        self.expr = expr
+        self.compiled = compiled
+        self.where = where
+
+
+class Leaf:
+    """An ``exactly`` request or one ``firstAvailable`` subrequest: what a device slot needs."""
+
+    __slots__ = ("name", "parent", "cls", "class_selectors", "selectors", "mode", "count", "admin",
+                 "tolerations", "capacity", "key")
+
+    def __init__(self) -> None:
+        self.name = ""
+        self.parent = ""
+        self.cls: DeviceClassInfo | None = None
+        self.class_selectors: tuple[Selector, ...] = ()
+        self.selectors: tuple[Selector, ...] = ()
+        self.mode = EXACT
+        self.count = 1
+        self.admin = False
+        self.tolerations: tuple[tuple[str, str, str, str], ...] = ()
+        self.capacity: Any = None
+        self.key: tuple[Any, ...] = ()
+
+
+class Request:
+    __slots__ = ("name", "leaf", "subrequests")
+
+    def __init__(self, name: str, leaf: Leaf | None, subrequests: tuple[Leaf, ...]) -> None:
+        self.name = name
+        self.leaf = leaf
+        self.subrequests = subrequests
+
+
+class Constraint:
+    __slots__ = ("kind", "attribute", "requests")
+
+    def __init__(self, kind: str, attribute: str, requests: frozenset[str]) -> None:
+        self.kind = kind
+        self.attribute = attribute
+        self.requests = requests
+
+    def applies(self, leaf: Leaf) -> bool:
+        if not self.requests:
+            return True
+        return leaf.parent in self.requests or leaf.name in self.requests
+
+
+class Claim:
+    __slots__ = ("label", "namespace", "name", "requests", "constraints", "raw")
+
+    def __init__(self, label: str, namespace: str, name: str, requests: tuple[Request, ...],
+                 constraints: tuple[Constraint, ...], raw: dict[str, Any]) -> None:
+        self.label = label
+        self.namespace = namespace
+        self.name = name
+        self.requests = requests
+        self.constraints = constraints
+        self.raw = raw
+
+
+def _compile(expr: str, where: str) -> Selector:
+    try:
+        from webhook.cel import CelCompileError, compile_selector
+    except ImportError as e:  # the CEL package is part of this project; missing means broken install
+        raise AllocError(f"{where}: CEL support unavailable: {e}") from None
+    try:
+        return Selector(expr, compile_selector(expr), where)
+    except CelCompileError as e:
+        raise AllocError(f"{where}: CEL compile error: {e}") from None
+
+
+def _selectors(raw: Any, where: str) -> tuple[Selector, ...]:
+    out = []
+    for i, s in enumerate(_l(raw)):
+        expr = _d(_d(s).get("cel")).get("expression")
+        if not isinstance(expr, str) or not expr:
+            raise AllocError(f"{where}: selector #{i}: CEL expression empty (unsupported selector type?)")
+        out.append(_compile(expr, f"{where}: selector #{i}"))
+    return tuple(out)
+
+
+def _leaf(body: dict[str, Any], name: str, parent: str, label: str, model: Model,
+          gates: FeatureGates) -> Leaf:
+    where = f"claim {label}, request {name}"
+    leaf = Leaf()
+    leaf.name, leaf.parent = name, parent
+    if "adminAccess" in body and body["adminAccess"] is not None and not gates.enabled("DRAAdminAccess"):
+        raise AllocError(f"{where}: admin access is requested, but the feature is disabled")
+    leaf.admin = body.get("adminAccess") is True
+    if body.get("capacity") is not None:
+        if not gates.enabled("DRAConsumableCapacity"):
+            raise AllocError(f"{where}: has capacity requests, but the DRAConsumableCapacity feature "
+                             "is disabled")
+        leaf.capacity = body["capacity"]
+    cls_name = body.get("deviceClassName")
+    if not isinstance(cls_name, str) or not cls_name:
+        raise AllocError(f"{where}: missing device class name (unsupported request type?)")
+    cls = model.classes.get(cls_name)
+    if cls is None:
+        raise AllocError(f"{where}: could not retrieve device class {cls_name}: "
+                         f"deviceclass.resource.k8s.io \"{cls_name}\" not found")
+    leaf.cls = cls
+    leaf.class_selectors = _selectors(cls.selectors, f"class {cls_name}")
+    leaf.selectors = _selectors(body.get("selectors"), where)
+    mode = body.get("allocationMode", EXACT)
+    if mode in (None, ""):
+        mode = EXACT
+    if mode not in (EXACT, ALL):
+        raise AllocError(f"{where}: unsupported count mode {mode}")
+    leaf.mode = mode
+    count = body.get("count", 1)
+    leaf.count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
+    tols = []
+    if gates.enabled("DRADeviceTaints"):
+        for t in _l(body.get("tolerations")):
+            t = _d(t)
+            tols.append((_s(t.get("key")), _s(t.get("operator")) or "Equal", _s(t.get("value")),
+                         _s(t.get("effect"))))
+    leaf.tolerations = tuple(tols)
+    leaf.key = (id(leaf),)
+    return leaf
+
+
+def claim_label(raw: dict[str, Any]) -> str:
+    meta = _d(raw.get("metadata"))
+    ns, name = _s(meta.get("namespace")), _s(meta.get("name")) or _s(meta.get("generateName"))
+    return f"{ns}/{name}" if ns else name
+
+
+def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
+    """A ResourceClaim (raw, defaulted) as the search sees it; AllocError for §6.1 failures."""
+    gates = model.gates
+    label = claim_label(raw)
+    meta = _d(raw.get("metadata"))
+    devices = _d(_d(raw.get("spec")).get("devices"))
+    reqs: list[Request] = []
+    lower_bound = 0
+    for r in _l(devices.get("requests")):
+        r = _d(r)
+        name = _s(r.get("name"))
+        if isinstance(r.get("firstAvailable"), list) and r.get("exactly") is None:
+            if not gates.enabled("DRAPrioritizedList"):
+                raise AllocError(f"claim {label}, request {name}: has subrequests, but the "
+                                 "DRAPrioritizedList feature is disabled")
+            subs = tuple(_leaf(_d(s), f"{name}/{_s(_d(s).get('name'))}", name, label, model, gates)
+                         for s in r["firstAvailable"])
+            if not subs:
+                raise AllocError(f"claim {label}, request {name}: firstAvailable is empty")
+            lower_bound += min(s.count if s.mode == EXACT else 0 for s in subs)
+            reqs.append(Request(name, None, subs))
+        elif isinstance(r.get("exactly"), dict):
+            leaf = _leaf(r["exactly"], name, name, label, model, gates)
+            lower_bound += leaf.count if leaf.mode == EXACT else 0
+            reqs.append(Request(name, leaf, ()))
+        else:
+            raise AllocError(f"claim {label}, request {name}: unsupported request type "
+                             "(neither exactly nor firstAvailable)")
+    if lower_bound > MAX_DEVICES_PER_CLAIM:
+        raise AllocError(f"claim {label}: number of requested devices {lower_bound} exceeds the claim "
+                         f"limit of {MAX_DEVICES_PER_CLAIM}")
+    cons: list[Constraint] = []
+    for i, c in enumerate(_l(devices.get("constraints"))):
+        c = _d(c)
+        names = frozenset(_s(n) for n in _l(c.get("requests")))
+        if isinstance(c.get("matchAttribute"), str) and c["matchAttribute"]:
+            cons.append(Constraint("matchAttribute", c["matchAttribute"], names))
+        elif isinstance(c.get("distinctAttribute"), str) and c["distinctAttribute"]:
+            cons.append(Constraint("distinctAttribute", c["distinctAttribute"], names))
+        else:
+            raise AllocError(f"claim {label}, constraint #{i}: empty constraint (unsupported "
+                             "constraint type?)")
+    return Claim(label, _s(meta.get("namespace")), _s(meta.get("name")), tuple(reqs), tuple(cons), raw)

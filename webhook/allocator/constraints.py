@@ -1,0 +1,110 @@
+"""Claim constraints (allocator.md §6.8): matchAttribute and distinctAttribute, per claim.
+
+Pure. Attribute lookup: the exact fully-qualified key, else the bare id when the domain is the
+device's driver. Values compare by (type, value); with DRAListTypeAttributes list values use
+set semantics (match: running intersection stays non-empty; distinct: pairwise disjoint).
+distinctAttribute compares against every device already in scope (S2 semantics).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from webhook.allocator.claims import Claim, Constraint, Leaf
+from webhook.allocator.model import Device
+from webhook.gates import FeatureGates
+
+_SCALARS = ("int", "bool", "string", "version")
+_LISTS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
+
+Value = tuple[str, frozenset[Any]]
+"""(type, set of values); a scalar is a one-element set."""
+
+
+def _norm(kind: str, v: Any) -> Any:
+    if kind == "version" and isinstance(v, str):
+        return v.split("+", 1)[0]  # semver equality ignores build metadata
+    if kind == "int" and isinstance(v, bool):
+        return ("bool", v)
+    return v
+
+
+def attribute_value(dev: Device, name: str, lists: bool) -> Value | None:
+    """The typed value of attribute ``name`` (fully qualified) on ``dev``, or None when absent."""
+    raw = dev.attrs.get(name)
+    if raw is None:
+        dom, sep, ident = name.partition("/")
+        if sep and dom == dev.slice.driver:
+            raw = dev.attrs.get(ident)
+        elif not sep:
+            raw = dev.attrs.get(name)
+    if not isinstance(raw, dict):
+        return None
+    for k in _SCALARS:
+        if raw.get(k) is not None:
+            try:
+                return (k, frozenset([_norm(k, raw[k])]))
+            except TypeError:
+                return None
+    if lists:
+        for k, t in _LISTS.items():
+            if isinstance(raw.get(k), list):
+                try:
+                    return (t, frozenset(_norm(t, v) for v in raw[k]))
+                except TypeError:
+                    return None
+    return None
+
+
+class ConstraintState:
+    """Values seen so far for each constraint of one claim; every change is undoable."""
+
+    def __init__(self, claim: Claim, gates: FeatureGates) -> None:
+        self.constraints: tuple[Constraint, ...] = claim.constraints
+        self.lists = gates.enabled("DRAListTypeAttributes")
+        self.distinct_on = gates.enabled("DRAConsumableCapacity")
+        self.seen: list[list[Value]] = [[] for _ in claim.constraints]
+
+    def add(self, leaf: Leaf, dev: Device, undo: list[Callable[[], None]]) -> str | None:
+        """Admit ``dev`` for ``leaf`` under every constraint in scope, or say which one fails."""
+        pushed: list[list[Value]] = []
+        for c, seen in zip(self.constraints, self.seen, strict=True):
+            if not c.applies(leaf):
+                continue
+            if c.kind == "distinctAttribute" and not self.distinct_on:
+                continue
+            val = attribute_value(dev, c.attribute, self.lists)
+            why = None
+            if val is None:
+                why = f"{c.kind} {c.attribute}: attribute missing on {dev.name}"
+            elif c.kind == "matchAttribute":
+                for other in seen:
+                    if other[0] != val[0] or not (other[1] & val[1]):
+                        why = f"{c.kind} {c.attribute} not satisfied by {dev.name}"
+                        break
+                if why is None and seen and self.lists:
+                    running = seen[0][1]
+                    for other in seen[1:]:
+                        running = running & other[1]
+                    if not running & val[1]:
+                        why = f"{c.kind} {c.attribute} not satisfied by {dev.name}"
+                if why is None and seen and not self.lists and seen[0] != val:
+                    why = f"{c.kind} {c.attribute} not satisfied by {dev.name}"
+            else:
+                for other in seen:
+                    if other[0] == val[0] and other[1] & val[1]:
+                        why = f"{c.kind} {c.attribute} not satisfied by {dev.name}"
+                        break
+            if why is not None:
+                for s in pushed:
+                    s.pop()
+                return why
+            seen.append(val)
+            pushed.append(seen)
+        if pushed:
+            def _pop() -> None:
+                for s in pushed:
+                    s.pop()
+            undo.append(_pop)
+        return None

@@ -1,0 +1,376 @@
+"""Compact allocator model of one ClusterSnapshot: slices, devices, classes, nodes, allocated state.
+
+Built once per (snapshot, gates) and cached (``model_for``); per-request work never rebuilds it.
+Pure: no I/O, no kubernetes imports. Raw attribute and capacity maps are *referenced* from the
+snapshot, not copied; strings are interned and identical capacity/counter specs are shared, so
+the model stays a small multiple of the state's JSON size. Odd state (wrong types, unparsable
+quantities) never raises: it is read as "absent" or zero, the way the scheduler would skip it.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from fractions import Fraction
+from typing import Any
+
+from webhook.allocator.nodesel import NodeSelector, parse_node_selector
+from webhook.gates import FeatureGates
+from webhook.quantity import try_parse
+from webhook.state.base import ClusterSnapshot
+
+_intern = sys.intern
+ZERO = Fraction(0)
+
+
+def _s(v: Any) -> str:
+    """An interned string, or "" for anything that is not a string."""
+    return _intern(v) if isinstance(v, str) else ""
+
+
+def _d(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _l(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def qty(v: Any) -> Fraction | None:
+    q = try_parse(v) if v is not None else None
+    return q.value if q is not None else None
+
+
+class CapSpec:
+    """One declared capacity: value plus its request policy (shared between identical devices)."""
+
+    __slots__ = ("value", "default", "vmin", "vmax", "step", "valid_values", "has_policy", "raw_value",
+                 "raw_min", "raw_max", "raw_step", "raw_default")
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw_value = raw.get("value")
+        self.value = qty(raw.get("value")) or ZERO
+        pol = raw.get("requestPolicy")
+        self.has_policy = isinstance(pol, dict)
+        pol = _d(pol)
+        self.raw_default = pol.get("default")
+        self.default = qty(self.raw_default)
+        vr = pol.get("validRange")
+        if isinstance(vr, dict):
+            self.raw_min, self.raw_max, self.raw_step = vr.get("min"), vr.get("max"), vr.get("step")
+            self.vmin, self.vmax, self.step = qty(self.raw_min), qty(self.raw_max), qty(self.raw_step)
+        else:
+            self.raw_min = self.raw_max = self.raw_step = None
+            self.vmin = self.vmax = self.step = None
+        self.valid_values: tuple[Fraction, ...] | None = None
+        if isinstance(pol.get("validValues"), list) and pol["validValues"]:
+            vals = [qty(v) for v in pol["validValues"]]
+            self.valid_values = tuple(v for v in vals if v is not None)
+
+
+class Device:
+    """One device of a slice. ``uid`` is unique within the model (selector cache key)."""
+
+    __slots__ = ("uid", "name", "slice", "attrs", "caps", "capnames", "consumes", "allow_multi",
+                 "binding", "taints", "node_name", "all_nodes", "node_selector", "skip_node_ops",
+                 "has_groups", "_view", "raw_capacity")
+
+    def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
+        self.uid = uid
+        self.name = _s(raw.get("name"))
+        self.slice = sl
+        self.attrs: dict[str, Any] = _d(raw.get("attributes"))
+        self.raw_capacity: dict[str, Any] = _d(raw.get("capacity"))
+        caps: list[tuple[str, str, CapSpec]] = []
+        driver = sl.driver
+        seen: set[str] = set()
+        # A name qualified with the device's own driver wins over the bare spelling of the same id.
+        for explicit in (True, False):
+            for name, c in self.raw_capacity.items():
+                if not isinstance(name, str) or not isinstance(c, dict):
+                    continue
+                is_expl = name.startswith(driver + "/")
+                if is_expl != explicit:
+                    continue
+                full = name if "/" in name else f"{driver}/{name}"
+                if full in seen:
+                    continue
+                seen.add(full)
+                key = ("cap", repr(sorted(c.items(), key=lambda kv: str(kv[0]))))
+                spec = interner.get(key)
+                if spec is None:
+                    spec = interner[key] = CapSpec(c)
+                caps.append((_intern(full), _intern(name), spec))
+        self.caps = tuple(caps)
+        self.capnames = frozenset(n for n, _, _ in caps)
+        cons: list[tuple[str, tuple[tuple[str, Fraction], ...], frozenset[str] | None]] = []
+        self.has_groups = False
+        for cc in _l(raw.get("consumesCounters")):
+            if not isinstance(cc, dict):
+                continue
+            counters = tuple(sorted((_s(k), qty(_d(v).get("value")) or ZERO)
+                                    for k, v in _d(cc.get("counters")).items()))
+            groups_raw = [g for g in _l(cc.get("compatibilityGroups")) if isinstance(g, str)]
+            groups = frozenset(_intern(g) for g in groups_raw) if groups_raw else None
+            if groups:
+                self.has_groups = True
+            key = ("cons", _s(cc.get("counterSet")), counters, groups)
+            entry = interner.get(key)
+            if entry is None:
+                entry = interner[key] = key[1:]
+            cons.append(entry)
+        self.consumes = tuple(cons)
+        self.allow_multi = raw.get("allowMultipleAllocations") is True
+        self.binding = bool(_l(raw.get("bindingConditions")))
+        taints = []
+        for t in _l(raw.get("taints")):
+            if isinstance(t, dict):
+                taints.append((_s(t.get("key")), _s(t.get("value")), _s(t.get("effect"))))
+        self.taints = tuple(taints)
+        self.node_name = _s(raw.get("nodeName"))
+        self.all_nodes = raw.get("allNodes") is True
+        self.node_selector = parse_node_selector(raw.get("nodeSelector"))
+        self.skip_node_ops = bool(raw.get("skipNodeOperations"))
+        self._view: Any = None
+
+    @property
+    def driver(self) -> str:
+        return self.slice.driver
+
+    @property
+    def pool(self) -> str:
+        return self.slice.pool
+
+    def key(self) -> tuple[str, str, str]:
+        return (self.slice.driver, self.slice.pool, self.name)
+
+    def label(self) -> str:
+        return f"{self.slice.driver}/{self.slice.pool}/{self.name}"
+
+    def view(self) -> Any:
+        """The CEL device view, built on first use."""
+        if self._view is None:
+            from webhook.cel import device_view
+            self._view = device_view(self.slice.driver, self.attrs, self.raw_capacity, self.allow_multi)
+        return self._view
+
+    def matches_node(self, node: NodeInfo) -> bool:
+        """Per-device node selection (slices with perDeviceNodeSelection)."""
+        if self.node_name:
+            return self.node_name == node.name
+        if self.all_nodes:
+            return True
+        if self.node_selector is not None:
+            return self.node_selector.matches(node)
+        return False
+
+
+class Slice:
+    __slots__ = ("name", "driver", "pool", "generation", "count", "node_name", "all_nodes",
+                 "node_selector", "per_device", "counter_sets", "counter_set_names", "devices",
+                 "has_groups", "has_binding", "has_counters", "mode_known")
+
+    def __init__(self, raw: dict[str, Any], first_uid: int, interner: dict[Any, Any]) -> None:
+        meta = _d(raw.get("metadata"))
+        spec = _d(raw.get("spec"))
+        pool = _d(spec.get("pool"))
+        self.name = _s(meta.get("name"))
+        self.driver = _s(spec.get("driver"))
+        self.pool = _s(pool.get("name"))
+        gen, cnt = pool.get("generation"), pool.get("resourceSliceCount")
+        self.generation = gen if isinstance(gen, int) and not isinstance(gen, bool) else 0
+        self.count = cnt if isinstance(cnt, int) and not isinstance(cnt, bool) else 0
+        self.node_name = _s(spec.get("nodeName"))
+        self.all_nodes = spec.get("allNodes") is True
+        self.node_selector: NodeSelector | None = parse_node_selector(spec.get("nodeSelector"))
+        self.per_device: bool | None = (spec["perDeviceNodeSelection"] is True
+                                        if "perDeviceNodeSelection" in spec
+                                        and spec["perDeviceNodeSelection"] is not None else None)
+        self.counter_sets: dict[str, dict[str, Fraction]] = {}
+        names: list[str] = []
+        for cs in _l(spec.get("sharedCounters")):
+            if not isinstance(cs, dict):
+                continue
+            n = _s(cs.get("name"))
+            names.append(n)
+            self.counter_sets[n] = {_s(k): qty(_d(v).get("value")) or ZERO
+                                    for k, v in _d(cs.get("counters")).items()}
+        self.counter_set_names = tuple(names)
+        self.has_counters = bool(names)
+        devs = []
+        for i, d in enumerate(_l(spec.get("devices"))):
+            if isinstance(d, dict):
+                devs.append(Device(first_uid + i, self, d, interner))
+        self.devices: tuple[Device, ...] = tuple(devs)
+        self.has_groups = any(d.has_groups for d in devs)
+        self.has_binding = any(d.binding for d in devs)
+
+    def pool_key(self) -> tuple[str, str]:
+        return (self.driver, self.pool)
+
+
+class NodeInfo:
+    __slots__ = ("name", "labels")
+
+    def __init__(self, name: str, labels: dict[str, str]) -> None:
+        self.name = name
+        self.labels = labels
+
+
+class DeviceClassInfo:
+    __slots__ = ("name", "selectors", "raw")
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+        self.name = _s(_d(raw.get("metadata")).get("name"))
+        self.selectors: list[Any] = _l(_d(raw.get("spec")).get("selectors"))
+
+
+class AllocatedState:
+    """§3: devices in use (dedicated), shared devices, aggregated consumed capacity."""
+
+    __slots__ = ("dedicated", "shared", "aggregated")
+
+    def __init__(self) -> None:
+        self.dedicated: set[tuple[str, str, str]] = set()
+        self.shared: set[tuple[str, str, str]] = set()
+        self.aggregated: dict[tuple[str, str, str], dict[str, Fraction]] = {}
+
+    def copy(self) -> AllocatedState:
+        c = AllocatedState()
+        c.dedicated = set(self.dedicated)
+        c.shared = set(self.shared)
+        c.aggregated = {k: dict(v) for k, v in self.aggregated.items()}
+        return c
+
+    def is_allocated(self, key: tuple[str, str, str]) -> bool:
+        return key in self.dedicated or key in self.shared or key in self.aggregated
+
+    def add_results(self, results: list[Any], gates: FeatureGates, claim_driver_caps: Any = None) -> None:
+        """Fold allocation results (raw dicts of ``status.allocation.devices.results``) in."""
+        cc = gates.enabled("DRAConsumableCapacity")
+        for r in results:
+            if not isinstance(r, dict) or r.get("adminAccess") is True:
+                continue
+            key = (_s(r.get("driver")), _s(r.get("pool")), _s(r.get("device")))
+            if cc and r.get("shareID"):
+                self.shared.add(key)
+                consumed = r.get("consumedCapacity")
+                if isinstance(consumed, dict):
+                    agg = self.aggregated.setdefault(key, {})
+                    for name, v in consumed.items():
+                        val = qty(v)
+                        if isinstance(name, str) and val is not None:
+                            full = name if "/" in name else f"{key[0]}/{name}"
+                            agg[full] = agg.get(full, ZERO) + val
+            else:
+                self.dedicated.add(key)
+
+
+class Model:
+    """Everything the search needs from one snapshot under one gate set."""
+
+    def __init__(self, snapshot: ClusterSnapshot, gates: FeatureGates) -> None:
+        self.gates = gates
+        self.snapshot_version = snapshot.version
+        interner: dict[Any, Any] = {}
+        uid = 0
+        slices: list[Slice] = []
+        for raw in snapshot.of("ResourceSlice"):
+            if not isinstance(raw, dict):
+                continue
+            sl = Slice(raw, uid, interner)
+            uid += len(sl.devices)
+            slices.append(sl)
+        self.all_slices = tuple(slices)
+        pd = gates.enabled("DRAPartitionableDevices")
+        cg = gates.enabled("DRADeviceCompatibilityGroups")
+        # §2.1 steps 2-3: gate-driven slice filters; what remains is all the search ever sees.
+        kept: list[Slice] = []
+        for sl in slices:
+            if not pd and (sl.per_device is not None or sl.has_counters):
+                continue
+            if not cg and sl.has_groups:
+                continue
+            kept.append(sl)
+        self.slices = tuple(kept)
+        self.by_pool: dict[tuple[str, str], list[Slice]] = {}
+        self.by_node: dict[str, list[Slice]] = {}
+        self.unnamed: list[Slice] = []
+        for sl in kept:
+            self.by_pool.setdefault(sl.pool_key(), []).append(sl)
+            if sl.node_name:
+                self.by_node.setdefault(sl.node_name, []).append(sl)
+            else:
+                self.unnamed.append(sl)
+        self.classes: dict[str, DeviceClassInfo] = {}
+        for raw in snapshot.of("DeviceClass"):
+            if isinstance(raw, dict):
+                dc = DeviceClassInfo(raw)
+                self.classes[dc.name] = dc
+        nodes: dict[str, NodeInfo] = {}
+        for raw in snapshot.of("Node"):
+            if isinstance(raw, dict):
+                meta = _d(raw.get("metadata"))
+                name = _s(meta.get("name"))
+                if name:
+                    labels = {k: v for k, v in _d(meta.get("labels")).items()
+                              if isinstance(k, str) and isinstance(v, str)}
+                    nodes[name] = NodeInfo(name, labels)
+        for sl in slices:  # a node only known from its slices still gets a chance
+            if sl.node_name and sl.node_name not in nodes:
+                nodes[sl.node_name] = NodeInfo(sl.node_name, {})
+            for d in sl.devices:
+                if d.node_name and d.node_name not in nodes:
+                    nodes[d.node_name] = NodeInfo(d.node_name, {})
+        self.nodes = dict(sorted(nodes.items()))
+        self.allocated = AllocatedState()
+        self.allocated_claims: dict[tuple[str, str], dict[str, Any]] = {}
+        for raw in snapshot.of("ResourceClaim"):
+            if not isinstance(raw, dict):
+                continue
+            alloc = _d(_d(raw.get("status")).get("allocation"))
+            results = _l(_d(alloc.get("devices")).get("results"))
+            if alloc:
+                meta = _d(raw.get("metadata"))
+                self.allocated_claims[(_s(meta.get("namespace")), _s(meta.get("name")))] = raw
+                self.allocated.add_results(results, gates)
+        self._pools: dict[str, Any] = {}
+        self.sel_cache: dict[Any, dict[int, Any]] = {}
+        self.lock = threading.Lock()
+
+    def node(self, name: str) -> NodeInfo:
+        return self.nodes.get(name) or NodeInfo(name, {})
+
+    def pools_for(self, node: NodeInfo) -> Any:
+        """The gathered pools for a node (§2), cached per node name."""
+        got = self._pools.get(node.name)
+        if got is None:
+            from webhook.allocator.pools import gather_pools
+            got = gather_pools(self, node)
+            if len(self._pools) < 4096:
+                self._pools[node.name] = got
+        return got
+
+
+_CACHE: dict[tuple[int, int, str], tuple[weakref.ref[ClusterSnapshot], Model]] = {}
+_CACHE_LOCK = threading.Lock()
+_CACHE_MAX = 4
+
+
+def model_for(snapshot: ClusterSnapshot, gates: FeatureGates) -> Model:
+    """The model of ``snapshot`` under ``gates``, built at most once while the snapshot lives."""
+    key = (id(snapshot), snapshot.version, gates.spec())
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None and hit[0]() is snapshot:
+            return hit[1]
+    model = Model(snapshot, gates)
+    with _CACHE_LOCK:
+        for k in [k for k, (ref, _) in _CACHE.items() if ref() is None]:
+            del _CACHE[k]
+        while len(_CACHE) >= _CACHE_MAX:
+            del _CACHE[next(iter(_CACHE))]
+        _CACHE[key] = (weakref.ref(snapshot), model)
+    return model

@@ -1,0 +1,128 @@
+"""Pool gathering for one node (allocator.md §2): relevance, generations, completeness, validity.
+
+Pure. Input is the gate-filtered model (§2.1 steps 2-3 are applied once in ``Model``); output is
+the sorted list of pools the search walks for that node.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from webhook.allocator.model import Device, Model, NodeInfo, Slice
+
+
+class Pool:
+    """One gathered pool. ``incomplete``/``invalid`` pools carry no candidate devices."""
+
+    __slots__ = ("driver", "name", "incomplete", "invalid", "invalid_reason", "targeting",
+                 "not_targeting", "counter_sets", "has_binding", "candidates", "by_name")
+
+    def __init__(self, driver: str, name: str) -> None:
+        self.driver = driver
+        self.name = name
+        self.incomplete = False
+        self.invalid = False
+        self.invalid_reason = ""
+        self.targeting: list[Slice] = []
+        self.not_targeting: list[Slice] = []
+        self.counter_sets: dict[str, dict[str, Fraction]] = {}
+        self.has_binding = False
+        self.candidates: tuple[Device, ...] = ()
+        self.by_name: dict[str, Device] = {}
+
+    def label(self) -> str:
+        return f"{self.driver}/{self.name}"
+
+    def all_devices(self) -> list[Device]:
+        """Devices of every slice of the pool, targeting this node or not (counters, groups)."""
+        return [d for sl in self.targeting + self.not_targeting for d in sl.devices]
+
+
+def slice_relevant(sl: Slice, node: NodeInfo) -> bool:
+    if sl.node_name:
+        return sl.node_name == node.name
+    if sl.all_nodes:
+        return True
+    if sl.node_selector is not None:
+        return sl.node_selector.matches(node)
+    if sl.per_device:
+        return any(d.matches_node(node) for d in sl.devices)
+    # A slice that only holds counter sets (and no node selection) still belongs to its pool;
+    # the whole-pool lookup below attaches it. Anything else uses an unknown mode: ignored.
+    return False
+
+
+def gather_pools(model: Model, node: NodeInfo) -> list[Pool]:
+    """§2: the pools (sorted; binding-condition pools last) that can serve ``node``."""
+    pd = model.gates.enabled("DRAPartitionableDevices")
+    kept: dict[tuple[str, str], list[Slice]] = {}
+    for sl in [*model.by_node.get(node.name, ()), *model.unnamed]:
+        if not slice_relevant(sl, node):
+            continue
+        key = sl.pool_key()
+        cur = kept.get(key)
+        if cur is None or sl.generation > cur[0].generation:
+            kept[key] = [sl]
+        elif sl.generation == cur[0].generation:
+            cur.append(sl)
+    pools: list[Pool] = []
+    for (driver, name), slices in kept.items():
+        pool = Pool(driver, name)
+        gen = slices[0].generation
+        want = slices[0].count
+        if len(slices) != want:
+            everything = model.by_pool.get((driver, name), [])
+            if any(s.generation > gen for s in everything):
+                continue  # obsolete: a newer generation exists elsewhere; not even incomplete
+            same = [s for s in everything if s.generation == gen]
+            if len(same) != want:
+                pool.incomplete = True
+                pools.append(pool)
+                continue
+            ids = {id(s) for s in slices}
+            pool.not_targeting = sorted((s for s in same if id(s) not in ids), key=lambda s: s.name)
+        pool.targeting = sorted(slices, key=lambda s: s.name)
+        _finish(pool, node, pd)
+        pools.append(pool)
+    pools.sort(key=lambda p: (p.has_binding, p.driver.encode(), p.name.encode()))
+    return pools
+
+
+def _finish(pool: Pool, node: NodeInfo, pd: bool) -> None:
+    """Counter sets, validity (§2.4) and the candidate list of a complete pool."""
+    candidates: list[Device] = []
+    names: set[str] = set()
+    for sl in pool.targeting:
+        for d in sl.devices:
+            if d.name in names:
+                pool.invalid, pool.invalid_reason = True, f"duplicate device name {d.name}"
+            names.add(d.name)
+            pool.by_name.setdefault(d.name, d)
+            if sl.per_device and not d.matches_node(node):
+                continue
+            candidates.append(d)
+    for sl in pool.not_targeting:
+        for d in sl.devices:
+            pool.by_name.setdefault(d.name, d)
+    pool.has_binding = any(sl.has_binding for sl in pool.targeting + pool.not_targeting)
+    if pd:
+        for sl in pool.targeting + pool.not_targeting:
+            for cs in sl.counter_set_names:
+                if cs in pool.counter_sets:
+                    pool.invalid, pool.invalid_reason = True, f"duplicate counter set {cs}"
+                pool.counter_sets[cs] = sl.counter_sets[cs]
+        if not pool.invalid:
+            for sl in pool.targeting + pool.not_targeting:
+                for d in sl.devices:
+                    for cs, counters, _ in d.consumes:
+                        have = pool.counter_sets.get(cs)
+                        if have is None:
+                            pool.invalid = True
+                            pool.invalid_reason = f"device {d.name} references unknown counter set {cs}"
+                        else:
+                            for c, _v in counters:
+                                if c not in have:
+                                    pool.invalid = True
+                                    pool.invalid_reason = (f"device {d.name} references unknown counter "
+                                                           f"{c} in counter set {cs}")
+    pool.candidates = () if pool.invalid else tuple(candidates)
