@@ -131,7 +131,7 @@ def parse_quantity(text: Any) -> Quantity:
         mantissa = Fraction(int(num))
     if suffix in BINARY_SI:
         fmt, value = BINARY, mantissa * BINARY_SI[suffix]
-    elif suffix[:1] in ("e", "E"):
+    elif len(suffix) > 1 and suffix[0] in ("e", "E"):
         exp = int(suffix[1:])
         if abs(exp) > _MAX_EXPONENT:
             raise QuantityError("quantity exponent is out of range")
