@@ -102,10 +102,11 @@ def compare_simulate(objs: list[dict[str, Any]], snapshot: ClusterSnapshot, sett
     for i in range(rows):
         lines.append(f"  {'allocations' if i == 0 else '':<12} {_cut(a_on[i] if i < len(a_on) else ''):<50} "
                      f"{_cut(a_off[i] if i < len(a_off) else '')}")
-    r_on, r_off = on.get("reasons", []), off.get("reasons", [])
-    for i in range(max(len(r_on), len(r_off))):
-        lines.append(f"  {'reasons' if i == 0 else '':<12} {_cut(r_on[i] if i < len(r_on) else ''):<50} "
-                     f"{_cut(r_off[i] if i < len(r_off) else '')}")
+    for side, result in (("on", on), ("off", off)):
+        reasons = result.get("reasons") or []
+        if reasons:
+            lines.append(f"  reasons with gates {side}:")
+            lines += [f"    - {r}" for r in reasons]
     lines.append("differences:" if differences else "differences: none")
     lines += [f"  - {d}" for d in differences]
     return code, "\n".join(lines)
