@@ -1,0 +1,31 @@
+"""CEL for DRA device selectors: compile once, evaluate per device.
+
+Public interface (shared by the claim/class rules and the allocator):
+
+    compile_selector(expr) -> Selector        cached; raises CelCompileError(message)
+    device_view(driver, attributes, capacity, allow_multiple) -> DeviceView
+    Selector.matches(view) -> bool            raises CelRuntimeError(message)
+
+Built on cel-python (``celpy``, pure Python) plus the Kubernetes functions in ``library`` and the
+compile-time checks in ``check`` (see docs/cel.md for the choice). No I/O, no kubernetes imports.
+"""
+
+from __future__ import annotations
+
+from webhook.cel.compile import (
+    MAX_EXPRESSION_LENGTH,
+    CelCompileError,
+    CelRuntimeError,
+    DeviceView,
+    Selector,
+    cache_info,
+    clear_cache,
+    compile_result,
+    compile_selector,
+    device_view,
+)
+
+__all__ = [
+    "MAX_EXPRESSION_LENGTH", "CelCompileError", "CelRuntimeError", "DeviceView", "Selector",
+    "cache_info", "clear_cache", "compile_result", "compile_selector", "device_view",
+]

@@ -1,0 +1,274 @@
+"""Compiling DRA selector expressions once and evaluating them against devices.
+
+``compile_selector`` parses with cel-python, runs the static checks of ``check``, binds the
+Kubernetes functions of ``library`` and caches the result per expression text (LRU).
+``device_view`` converts one ResourceSlice device into the ``device`` variable once, so a
+selector can be matched against many devices cheaply. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+import celpy
+import lark
+from celpy import celtypes
+from celpy.celparser import CELParseError
+from celpy.evaluation import CELEvalError
+
+from webhook.cel.check import MAX_COST, Checker, CheckError
+from webhook.cel.library import FUNCTIONS, CelQuantity, parse_semver, type_name
+from webhook.quantity import QuantityError, parse_quantity
+
+MAX_EXPRESSION_LENGTH = 10 * 1024
+"""Upstream ``CELSelectorExpressionMaxLength`` (10 Ki bytes)."""
+CACHE_SIZE = 1024
+_RECURSION_LIMIT = 12_000
+"""Evaluation recurses once per parse-tree level; check.MAX_TREE_DEPTH keeps trees below this."""
+
+
+class CelCompileError(ValueError):
+    """The expression does not compile; ``message`` is the compiler's text."""
+
+    def __init__(self, message: str, *, too_complex: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.too_complex = too_complex
+        """True when the expression compiles but its estimated cost exceeds the limit."""
+
+
+class CelRuntimeError(RuntimeError):
+    """Evaluating a selector on a device failed (missing key, non-bool result, bad value...)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class DeviceView:
+    """The ``device`` CEL variable for one device; opaque to callers, built by ``device_view``."""
+
+    __slots__ = ("value", "error")
+
+    def __init__(self, value: celtypes.MapType, error: str | None) -> None:
+        self.value = value
+        self.error = error
+
+
+class _DomainMap(celtypes.MapType):  # type: ignore[misc]
+    """``device.attributes``/``device.capacity``: an unknown domain reads as an empty map."""
+
+    def __getitem__(self, key: Any) -> Any:
+        try:
+            return super().__getitem__(key)
+        except KeyError:
+            if isinstance(key, celtypes.StringType):
+                return celtypes.MapType({})
+            raise
+
+
+def device_view(driver: str, attributes: Mapping[str, Any] | None, capacity: Mapping[str, Any] | None,
+                allow_multiple: bool) -> DeviceView:
+    """Convert a ResourceSlice device (raw attribute/capacity dicts) into the CEL ``device``.
+
+    Unqualified names are filed under the driver's domain. A value that cannot be converted (an
+    attribute with no value, a bad quantity) does not raise here: it makes every later
+    ``matches`` on this view fail, as upstream fails every selector on such a device.
+    """
+    error: str | None = None
+    attrs: dict[str, dict[str, Any]] = {}
+    for name, raw in (attributes or {}).items():
+        value = _attribute_value(raw)
+        if value is None:
+            error = error or f"attribute {name}: unsupported attribute value"
+            continue
+        domain, ident = _split_name(str(name), driver)
+        attrs.setdefault(domain, {})[ident] = value
+    caps: dict[str, dict[str, Any]] = {}
+    for name, raw in (capacity or {}).items():
+        try:
+            q = parse_quantity(raw.get("value") if isinstance(raw, Mapping) else None)
+        except QuantityError:
+            error = error or f"capacity {name}: unsupported capacity value"
+            continue
+        domain, ident = _split_name(str(name), driver)
+        caps.setdefault(domain, {})[ident] = CelQuantity(q)
+    value = celtypes.MapType({
+        celtypes.StringType("driver"): celtypes.StringType(driver),
+        celtypes.StringType("attributes"): _DomainMap({
+            celtypes.StringType(d): celtypes.MapType({celtypes.StringType(k): v for k, v in m.items()})
+            for d, m in attrs.items()}),
+        celtypes.StringType("capacity"): _DomainMap({
+            celtypes.StringType(d): celtypes.MapType({celtypes.StringType(k): v for k, v in m.items()})
+            for d, m in caps.items()}),
+        celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(bool(allow_multiple)),
+    })
+    return DeviceView(value, error)
+
+
+def _split_name(name: str, driver: str) -> tuple[str, str]:
+    if "/" in name:
+        domain, _, ident = name.partition("/")
+        return domain, ident
+    return driver, name
+
+
+def _attribute_value(raw: Any) -> Any:
+    """The CEL value of one DeviceAttribute, or None when no (supported) value is set."""
+    if not isinstance(raw, Mapping):
+        return None
+    scalar = {"int": celtypes.IntType, "bool": celtypes.BoolType, "string": celtypes.StringType}
+    for key, cls in scalar.items():
+        v = raw.get(key)
+        if v is None:
+            continue
+        if key == "int" and (isinstance(v, bool) or not isinstance(v, int)):
+            return None
+        if key == "bool" and not isinstance(v, bool):
+            return None
+        if key == "string" and not isinstance(v, str):
+            return None
+        return cls(v)
+    if isinstance(raw.get("version"), str):
+        return parse_semver(raw["version"])
+    lists = {"ints": celtypes.IntType, "bools": celtypes.BoolType, "strings": celtypes.StringType}
+    for key, cls in lists.items():
+        if isinstance(raw.get(key), list):
+            return celtypes.ListType([cls(x) for x in raw[key]])
+    if isinstance(raw.get("versions"), list):
+        items = [parse_semver(x) if isinstance(x, str) else None for x in raw["versions"]]
+        return None if any(x is None for x in items) else celtypes.ListType(items)
+    return None
+
+
+class Selector:
+    """A compiled selector. ``matches`` is safe to call from several threads."""
+
+    __slots__ = ("expression", "cost", "_program")
+
+    def __init__(self, expression: str, program: Any, cost: int) -> None:
+        self.expression = expression
+        self.cost = cost
+        self._program = program
+
+    def matches(self, view: DeviceView) -> bool:
+        """True when the device satisfies the expression. Raises CelRuntimeError."""
+        if view.error:
+            raise CelRuntimeError(view.error)
+        try:
+            result = self._program.evaluate({"device": view.value})
+        except CELEvalError as e:
+            raise CelRuntimeError(_runtime_message(e)) from None
+        except RecursionError:  # pragma: no cover - check.MAX_TREE_DEPTH prevents it
+            raise CelRuntimeError("expression recursion limit exceeded") from None
+        except (TypeError, ValueError, ArithmeticError, KeyError, IndexError, AttributeError) as e:
+            # celpy lets some Python errors out on odd operand types; they are runtime errors.
+            raise CelRuntimeError(f"no such overload: {e}") from None
+        if not isinstance(result, celtypes.BoolType):
+            raise CelRuntimeError(f"CEL result of type {type_name(result)} could not be converted to bool")
+        return bool(result)
+
+    def __repr__(self) -> str:
+        return f"Selector({self.expression!r})"
+
+
+def _runtime_message(e: CELEvalError) -> str:
+    text = str(e.args[0]) if e.args else "evaluation error"
+    key: Any = None
+    if text.startswith("no such member in mapping: "):
+        key = text[len("no such member in mapping: "):].strip("'\"")
+    elif text == "no such key" and len(e.args) > 2 and e.args[2]:
+        key = e.args[2][0]
+    if key is not None:
+        return (f"no such key: {key} (consider using has() or the in operator to check "
+                "whether the key exists)")
+    return text.split(" (in activation")[0]
+
+
+# --- compilation and cache ---------------------------------------------------------------
+
+_lock = threading.Lock()
+_env: celpy.Environment | None = None
+_cache: OrderedDict[str, Selector | CelCompileError] = OrderedDict()
+
+
+def _environment() -> celpy.Environment:
+    global _env
+    if _env is None:
+        _env = celpy.Environment()  # sets a recursion limit of 2500; we need more (see above)
+        if sys.getrecursionlimit() < _RECURSION_LIMIT:
+            sys.setrecursionlimit(_RECURSION_LIMIT)
+    return _env
+
+
+def _build(expression: str) -> Selector | CelCompileError:
+    if expression == "":
+        return CelCompileError("expression must not be empty")
+    if len(expression.encode("utf-8", "surrogatepass")) > MAX_EXPRESSION_LENGTH:
+        return CelCompileError(f"must have at most {MAX_EXPRESSION_LENGTH} bytes")
+    env = _environment()
+    try:
+        tree = env.compile(expression)
+    except CELParseError as e:
+        return CelCompileError(_syntax_message(e))
+    except (lark.exceptions.LarkError, RecursionError, ValueError) as e:
+        return CelCompileError(f"compilation failed: ERROR: <input>:1:1: Syntax error: {e}")
+    try:
+        result_type, cost = Checker(tree).run()
+    except CheckError as e:
+        return CelCompileError(f"compilation failed: {e}")
+    if result_type not in ("bool", "dyn"):
+        return CelCompileError(f"must evaluate to bool, not {result_type}")
+    if cost > MAX_COST:
+        return CelCompileError("too complex, exceeds cost limit", too_complex=True)
+    program = env.program(tree, functions=dict(FUNCTIONS, dyn=lambda v: v))
+    return Selector(expression, program, cost)
+
+
+def _syntax_message(e: CELParseError) -> str:
+    excerpt = str(e.args[0]) if e.args else ""
+    lines = excerpt.rstrip("\n").split("\n")
+    where = f"<input>:{e.line or 1}:{e.column or 1}"
+    body = "\n | ".join(lines)
+    return f"compilation failed: ERROR: {where}: Syntax error: unexpected input\n | {body}"
+
+
+def compile_result(expression: str) -> Selector | CelCompileError:
+    """Compile (or fetch from the cache) without raising; errors are cached too."""
+    with _lock:
+        hit = _cache.get(expression)
+        if hit is not None:
+            _cache.move_to_end(expression)
+            return hit
+    built = _build(expression)
+    with _lock:
+        _cache[expression] = built
+        _cache.move_to_end(expression)
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return built
+
+
+def compile_selector(expression: str) -> Selector:
+    """The compiled selector for ``expression`` (cached). Raises CelCompileError."""
+    if not isinstance(expression, str):
+        raise CelCompileError("expression must be a string")
+    built = compile_result(expression)
+    if isinstance(built, CelCompileError):
+        raise built
+    return built
+
+
+def cache_info() -> tuple[int, int]:
+    """(entries, capacity) of the compile cache; for tests and metrics."""
+    with _lock:
+        return len(_cache), CACHE_SIZE
+
+
+def clear_cache() -> None:
+    with _lock:
+        _cache.clear()

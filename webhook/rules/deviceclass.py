@@ -1,0 +1,95 @@
+"""DeviceClass (``resource.k8s.io/v1``, cluster-scoped): metadata, selectors (CEL), config,
+extendedResourceName. The spec is mutable; on UPDATE selectors already stored are not
+re-compiled (upstream's ``stored`` ratcheting). Pure.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from webhook.fielderrors import FieldError, FieldPath, invalid
+from webhook.patch import op_remove
+from webhook.rules.claim_common import (
+    CONFIG_MAX,
+    as_dict,
+    as_list,
+    validate_opaque_config,
+    validate_selectors,
+    within,
+)
+from webhook.rules.claim_mutate import strip_warning
+from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.names import is_qualified_name, validate_object_meta
+
+GROUP = "resource.k8s.io"
+KIND = "DeviceClass"
+NAMESPACED = False
+SPEC = FieldPath.root("spec")
+
+
+def apply_defaults(obj: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(obj)
+
+
+def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
+    """DRAExtendedResource off drops ``spec.extendedResourceName`` unless the old class has one."""
+    out = Mutation()
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    if not isinstance(spec, dict) or "extendedResourceName" not in spec:
+        return out
+    if ctx.gates.enabled("DRAExtendedResource"):
+        return out
+    old_spec = ctx.old.get("spec") if ctx.is_update() and isinstance(ctx.old, dict) else None
+    if isinstance(old_spec, dict) and old_spec.get("extendedResourceName") is not None:
+        return out
+    p = SPEC.child("extendedResourceName")
+    out.ops.append(op_remove(p))
+    out.warnings.append(strip_warning("DRAExtendedResource", [str(p)]))
+    return out
+
+
+def _stored_expressions(old: Any) -> frozenset[str]:
+    spec = old.get("spec") if isinstance(old, dict) else None
+    sels = spec.get("selectors") if isinstance(spec, dict) else None
+    out = set()
+    for s in sels if isinstance(sels, list) else []:
+        cel = s.get("cel") if isinstance(s, dict) else None
+        if isinstance(cel, dict) and isinstance(cel.get("expression"), str):
+            out.add(cel["expression"])
+    return frozenset(out)
+
+
+def _validate(obj: dict[str, Any], stored: frozenset[str]) -> list[FieldError]:
+    errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=False)
+    spec = as_dict(obj.get("spec"), SPEC, errs)
+    if spec is None:
+        return errs
+    errs.extend(validate_selectors(spec.get("selectors"), SPEC.child("selectors"), stored))
+    cp = SPEC.child("config")
+    configs = as_list(spec.get("config"), cp, errs)
+    if within(configs, CONFIG_MAX, cp, errs):
+        for i, cfg in enumerate(configs):
+            cfg_d = as_dict(cfg, cp.index(i), errs)
+            if cfg_d is not None:
+                errs.extend(validate_opaque_config(cfg_d, cp.index(i)))
+    ern = spec.get("extendedResourceName")
+    if ern is not None:
+        ep = SPEC.child("extendedResourceName")
+        if not isinstance(ern, str):
+            errs.append(invalid(ep, ern, "must be a string"))
+        else:
+            errs.extend(invalid(ep, ern, m) for m in is_qualified_name(ern))
+    return errs
+
+
+def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
+    return _validate(obj, frozenset()) if isinstance(obj, dict) else []
+
+
+def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
+    return _validate(obj, _stored_expressions(old)) if isinstance(obj, dict) else []
+
+
+def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
+    return []
