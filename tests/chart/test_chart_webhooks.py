@@ -1,0 +1,225 @@
+"""The webhook configurations: exactly our rules, safe defaults, failure policy switches, selectors."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from tests.chart.helpers import SERVICE, Rendered, render, rendered_ci
+
+DRA_RULES = {
+    ("resource.k8s.io", "v1", "resourceslices", "Cluster"),
+    ("resource.k8s.io", "v1", "resourceclaims", "Namespaced"),
+    ("resource.k8s.io", "v1", "resourceclaimtemplates", "Namespaced"),
+    ("scheduling.k8s.io", "v1beta1", "podgroups", "Namespaced"),
+    ("scheduling.k8s.io", "v1beta1", "workloads", "Namespaced"),
+}
+POD_RULES = {("", "v1", "pods", "Namespaced")}
+
+
+def _flat_rules(webhook: dict) -> tuple[set[tuple[str, str, str, str]], set[str]]:
+    """(group, version, resource, scope) tuples and the union of operations of a webhook's rules."""
+    triples, ops = set(), set()
+    for rule in webhook["rules"]:
+        ops |= set(rule["operations"])
+        for g in rule["apiGroups"]:
+            for v in rule["apiVersions"]:
+                for r in rule["resources"]:
+                    triples.add((g, v, r, rule["scope"]))
+    return triples, ops
+
+
+def _webhooks(r: Rendered) -> list[tuple[str, dict]]:
+    return [(cfg["kind"], w) for cfg in r.webhook_configs() for w in cfg["webhooks"]]
+
+
+def test_default_install_has_one_mutating_and_one_validating_webhook(default: Rendered):
+    assert [w["name"] for w in default.one("MutatingWebhookConfiguration")["webhooks"]] == [
+        "mutate.dra-webhook.io"]
+    assert [w["name"] for w in default.one("ValidatingWebhookConfiguration")["webhooks"]] == [
+        "validate.dra-webhook.io"]
+
+
+def test_rules_name_exactly_our_resources_and_operations(ci: Rendered):
+    for kind, w in _webhooks(ci):
+        triples, ops = _flat_rules(w)
+        if "pods" in w["name"]:
+            assert triples == POD_RULES and ops == {"CREATE"}, w["name"]
+        else:
+            assert triples == DRA_RULES and ops == {"CREATE", "UPDATE"}, w["name"]
+        # No wildcard anywhere, never subresources, never DELETE/CONNECT.
+        for rule in w["rules"]:
+            for field in ("apiGroups", "apiVersions", "resources", "operations"):
+                assert "*" not in rule[field]
+            assert not any("/" in r for r in rule["resources"])
+
+
+def test_protocol_fields_on_every_webhook(ci: Rendered):
+    for kind, w in _webhooks(ci):
+        assert w["admissionReviewVersions"] == ["v1"]
+        assert w["sideEffects"] == "None"  # kubectl --dry-run=server works
+        assert w["matchPolicy"] == "Equivalent"
+        svc = w["clientConfig"]["service"]
+        assert svc == {"name": SERVICE, "namespace": "dra-system", "port": 443,
+                       "path": "/mutate" if kind == "MutatingWebhookConfiguration" else "/validate"}
+        assert "url" not in w["clientConfig"]
+        if kind == "MutatingWebhookConfiguration":
+            assert w["reinvocationPolicy"] == "Never"
+        else:
+            assert "reinvocationPolicy" not in w
+
+
+def test_service_port_matches_webhook_client_config(ci: Rendered):
+    (port,) = ci.one("Service")["spec"]["ports"]
+    assert port["targetPort"] == "https"
+    (cport,) = ci.container()["ports"]
+    assert (cport["name"], cport["containerPort"]) == ("https", 8443)
+    for _, w in _webhooks(ci):
+        assert w["clientConfig"]["service"]["port"] == port["port"]
+
+
+@pytest.mark.parametrize(("values", "mutating", "validating"), [
+    pytest.param({}, "Ignore", "Fail", id="defaults-mutating-ignore-validating-fail"),
+    pytest.param({"webhooks": {"validating": {"failurePolicy": "Ignore"}}}, "Ignore", "Ignore",
+                 id="validating-ignore"),
+    pytest.param({"webhooks": {"mutating": {"failurePolicy": "Fail"}}}, "Fail", "Fail",
+                 id="mutating-fail"),
+    pytest.param({"webhooks": {"forceFailurePolicyIgnore": True, "mutating": {"failurePolicy": "Fail"}}},
+                 "Ignore", "Ignore", id="force-ignore-overrides-fail"),
+    pytest.param({"webhooks": {"forceFailurePolicyIgnore": True, "pods": {"enabled": True}}},
+                 "Ignore", "Ignore", id="force-ignore-covers-pod-webhooks"),
+])
+def test_failure_policy(values, mutating, validating):
+    r = render(values)
+    for w in r.one("MutatingWebhookConfiguration")["webhooks"]:
+        assert w["failurePolicy"] == mutating, w["name"]
+    for w in r.one("ValidatingWebhookConfiguration")["webhooks"]:
+        assert w["failurePolicy"] == validating, w["name"]
+
+
+def test_force_ignore_ci_file_leaves_no_fail_webhook():
+    r = rendered_ci("force-ignore-values.yaml")
+    assert {w["failurePolicy"] for _, w in _webhooks(r)} == {"Ignore"}
+
+
+@pytest.mark.parametrize("timeout", [1, 5, 30])
+def test_timeout_is_set_on_webhooks_and_followed_by_the_server_deadline(timeout):
+    r = render({"webhooks": {"timeoutSeconds": timeout}, "config": {"deadlineMarginSeconds": 0.5}})
+    assert {w["timeoutSeconds"] for _, w in _webhooks(r)} == {timeout}
+    config = yaml.safe_load(r.one("ConfigMap")["data"]["config.yaml"])
+    assert config["defaultTimeoutSeconds"] == timeout
+
+
+def test_default_timeout_is_5_seconds(default: Rendered):
+    assert {w["timeoutSeconds"] for _, w in _webhooks(default)} == {5}
+
+
+def test_default_namespace_selector_excludes_kube_system_release_namespace_and_opt_out(default: Rendered):
+    for _, w in _webhooks(default):
+        assert w["namespaceSelector"] == {"matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+             "values": ["kube-system", "dra-system"]},
+            {"key": "dra-webhook.io/ignore", "operator": "DoesNotExist"},
+        ]}
+        assert "objectSelector" not in w and "matchConditions" not in w
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    pytest.param({"excludeReleaseNamespace": False},
+                 [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]},
+                  {"key": "dra-webhook.io/ignore", "operator": "DoesNotExist"}],
+                 id="release-namespace-not-excluded"),
+    pytest.param({"excludeNamespaces": ["dra-system"]},
+                 [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["dra-system"]},
+                  {"key": "dra-webhook.io/ignore", "operator": "DoesNotExist"}],
+                 id="release-namespace-listed-once"),
+    pytest.param({"optOutLabel": "example.com/skip-dra"},
+                 [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                   "values": ["kube-system", "dra-system"]},
+                  {"key": "example.com/skip-dra", "operator": "DoesNotExist"}],
+                 id="custom-opt-out-label"),
+    pytest.param({"excludeNamespaces": [], "excludeReleaseNamespace": False, "optOutLabel": ""},
+                 None, id="everything-off-matches-all"),
+    pytest.param({"matchExpressions": [{"key": "team", "operator": "In", "values": ["ml"]}]},
+                 [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                   "values": ["kube-system", "dra-system"]},
+                  {"key": "dra-webhook.io/ignore", "operator": "DoesNotExist"},
+                  {"key": "team", "operator": "In", "values": ["ml"]}],
+                 id="extra-expressions-appended"),
+])
+def test_namespace_selector_options(values, expected):
+    r = render({"webhooks": {"namespaceSelector": values}})
+    for _, w in _webhooks(r):
+        if expected is None:
+            assert w["namespaceSelector"] == {}
+        else:
+            assert w["namespaceSelector"]["matchExpressions"] == expected
+
+
+def test_pods_rule_is_off_by_default(default: Rendered):
+    for _, w in _webhooks(default):
+        assert ("", "v1", "pods", "Namespaced") not in _flat_rules(w)[0]
+
+
+def test_pods_rule_matches_only_pods_using_scheduling_group():
+    r = render({"webhooks": {"pods": {"enabled": True}}})
+    for cfg in r.webhook_configs():
+        names = [w["name"] for w in cfg["webhooks"]]
+        assert len(names) == 2
+        (pod_hook,) = [w for w in cfg["webhooks"] if "pods" in w["name"]]
+        assert pod_hook["matchConditions"] == [
+            {"name": "uses-scheduling-group", "expression": "has(object.spec.schedulingGroup)"}]
+        assert pod_hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system", "dra-system"]
+
+
+def test_match_conditions_and_object_selector_pass_through():
+    cond = {"name": "only-gpu", "expression": "object.metadata.name != 'skip'"}
+    sel = {"matchLabels": {"dra-webhook.io/enabled": "true"}}
+    r = render({"webhooks": {"matchConditions": [cond], "objectSelector": sel, "pods": {"enabled": True}}})
+    for _, w in _webhooks(r):
+        assert w["objectSelector"] == sel
+        if "pods" in w["name"]:
+            assert w["matchConditions"] == [
+                {"name": "uses-scheduling-group", "expression": "has(object.spec.schedulingGroup)"}, cond]
+        else:
+            assert w["matchConditions"] == [cond]
+
+
+@pytest.mark.parametrize(("values", "kinds"), [
+    pytest.param({"webhooks": {"mutating": {"enabled": False}}}, {"ValidatingWebhookConfiguration"},
+                 id="validating-only"),
+    pytest.param({"webhooks": {"validating": {"enabled": False}}}, {"MutatingWebhookConfiguration"},
+                 id="mutating-only"),
+])
+def test_each_configuration_can_be_disabled(values, kinds):
+    assert {c["kind"] for c in render(values).webhook_configs()} == kinds
+
+
+def test_configurations_are_release_objects_not_hooks(ci: Rendered):
+    # helm uninstall deletes release objects (webhook configurations first in Helm's uninstall
+    # order), so no Fail webhook outlives its backend.
+    for cfg in ci.webhook_configs():
+        annotations = cfg["metadata"].get("annotations") or {}
+        assert "helm.sh/hook" not in annotations
+        assert "helm.sh/resource-policy" not in annotations
+
+
+def test_notes_show_a_server_side_dry_run_and_the_emergency_procedure(default: Rendered):
+    assert "kubectl apply --dry-run=server -f -" in default.notes
+    assert "kind: ResourceClaim" in default.notes
+    assert "kubectl delete validatingwebhookconfiguration dra-dra-webhook" in default.notes
+    assert "Failure policy: validating=Fail mutating=Ignore timeout=5s" in default.notes
+
+
+def test_notes_example_is_a_valid_resource_claim(default: Rendered):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import kubernetes_validate
+
+        text = default.notes.split("<<'YAML' | kubectl apply --dry-run=server -f -\n", 1)[1]
+        text = text.split("   YAML\n", 1)[0]
+        claim = yaml.safe_load("\n".join(line[3:] for line in text.splitlines()))
+        assert claim["kind"] == "ResourceClaim"
+        kubernetes_validate.validate(claim, "1.37.0", strict=True)
