@@ -20,7 +20,7 @@ from webhook.fielderrors import FieldError
 from webhook.patch import PatchError, apply_patch
 from webhook.rules import SERVED_VERSIONS, rules_for
 from webhook.rules.context import Mutation, RuleContext
-from webhook.state.base import ClusterSnapshot, StateSource
+from webhook.state.base import ClusterSnapshot, StateSource, stale_note
 
 log = logging.getLogger(__name__)
 
@@ -152,11 +152,9 @@ def _feasibility(obj: dict[str, Any], settings: Settings, state: StateSource | N
         snap: ClusterSnapshot = state.snapshot()
         warnings: list[str] = feasibility_warnings(
             obj, snap, settings.gates, deadline=budget_end, max_steps=settings.allocator_max_steps)
-        stale = getattr(state, "staleness_warning", None)
-        if warnings and callable(stale):
-            note = stale()
-            if note:
-                warnings.append(note)
+        note = stale_note(state)
+        if note:
+            warnings.append(f"feasibility: {note}; the answer may be out of date")
         return warnings
     except Exception as e:  # a failure in the check only ever adds a warning
         log.exception("feasibility check failed")

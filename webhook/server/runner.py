@@ -114,10 +114,7 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
         holder = SettingsHolder(self.settings, config_path=o.config_path, flag_gates=o.flag_gates)
         holder.check()  # the file may have changed since the master read it (SIGHUP restarts)
         holder.start()
-        state = load_state(o.cluster_state, o.kubeconfig, o.in_cluster)
-        start = getattr(state, "start", None)
-        if callable(start):
-            start()
+        state = load_state(o.cluster_state, o.kubeconfig, o.in_cluster)  # starts list+watch threads
         health = Health()
         health.checks["certs"] = lambda: os.path.exists(o.tls_cert) and os.path.exists(o.tls_key)
         _HEALTH["health"] = health

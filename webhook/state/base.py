@@ -76,3 +76,18 @@ class StaticState:
 
     def describe(self) -> dict[str, Any]:
         return {"source": self._snap.source, "ready": True, "objects": self._snap.count()}
+
+    def health(self) -> dict[str, Any]:
+        """Same keys as ``LiveState.health()``; a fixed snapshot is never stale."""
+        return {"ready": True, "stale": False, "stale_kinds": [], "last_sync_age_seconds": None,
+                "message": None, "kinds": {}}
+
+
+def stale_note(source: object) -> str | None:
+    """One-line staleness note for feasibility warnings (e.g. "state is stale (last sync 93 s ago)"),
+    or None when the source is fresh or cannot tell."""
+    health = getattr(source, "health", None)
+    if not callable(health):
+        return None
+    msg = health().get("message")
+    return msg if isinstance(msg, str) else None
