@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.builders import SLICE, review
 from webhook import BadReview
 from webhook.admission.envelope import decode_body, parse_review
 from webhook.admission.response import build_response, sanitize_warnings
 from webhook.fielderrors import invalid, required
-from tests.builders import SLICE, review
 
 
 @pytest.mark.parametrize(("given_", "want"), [

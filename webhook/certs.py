@@ -43,7 +43,7 @@ def _name(cn: str) -> x509.Name:
 
 def make_ca(cn: str = "dra-webhook-ca", days: int = 3650) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     key = ec.generate_private_key(ec.SECP256R1())
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     cert = (x509.CertificateBuilder()
             .subject_name(_name(cn)).issuer_name(_name(cn))
             .public_key(key.public_key())
@@ -64,7 +64,7 @@ def make_serving_cert(ca_key: ec.EllipticCurvePrivateKey, ca_cert: x509.Certific
                       ips: list[str] = (), days: int = 365  # type: ignore[assignment]
                       ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     key = ec.generate_private_key(ec.SECP256R1())
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     sans: list[x509.GeneralName] = [x509.DNSName(n) for n in dns_names]
     sans += [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
     cert = (x509.CertificateBuilder()

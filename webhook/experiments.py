@@ -49,9 +49,9 @@ def compare_review(objs: list[dict[str, Any]], old: dict[str, Any] | None, opera
     sides: dict[str, list[dict[str, Any]]] = {}
     for side, value in (("on", True), ("off", False)):
         results = _review_all(objs, old, operation, dry_run, _settings(settings, names, value), state)
-        sides[side] = [{"object": _ident(o), **_summarise_review(r)} for o, (r, _) in zip(objs, results)]
+        sides[side] = [{"object": _ident(o), **_summarise_review(r)} for o, (r, _) in zip(objs, results, strict=True)]
     differences: list[str] = []
-    for on, off in zip(sides["on"], sides["off"]):
+    for on, off in zip(sides["on"], sides["off"], strict=True):
         who = on["object"]
         if on["allowed"] != off["allowed"]:
             differences.append(f"{who}: verdict {_verdict(on)} with gates on, {_verdict(off)} with gates off")
@@ -61,7 +61,7 @@ def compare_review(objs: list[dict[str, Any]], old: dict[str, Any] | None, opera
     if output == "json":
         return code, json.dumps({"gates": names, **sides, "differences": differences}, indent=2)
     lines = [f"gates compared: {', '.join(names)}"]
-    for on, off in zip(sides["on"], sides["off"]):
+    for on, off in zip(sides["on"], sides["off"], strict=True):
         lines.append(f"{on['object']}")
         lines.append(f"  {'':<10} {'ON':<50} OFF")
         lines.append(f"  {'verdict':<10} {_verdict(on):<50} {_verdict(off)}")

@@ -6,8 +6,18 @@ from typing import Any
 
 import pytest
 
-from tests.allocator.builders import (CLASS, DRV, claim, counters, dev, device_class, first_available,
-                                      node, req, result, rslice)
+from tests.allocator.builders import (
+    DRV,
+    claim,
+    counters,
+    dev,
+    device_class,
+    first_available,
+    node,
+    req,
+    result,
+    rslice,
+)
 from tests.allocator.checks import assert_satisfies
 from webhook.allocator import allocate, model_for
 from webhook.allocator.engine import CUT_SHORT, ERROR, INVALID_POOL, OK, PER_CLAIM, UNSATISFIABLE

@@ -187,3 +187,12 @@ def test_matches_is_thread_safe() -> None:
     for t in threads:
         t.join()
     assert results == [True] * 80
+
+
+def test_and_of_two_failing_operands_reports_the_first_error_like_cel_go():
+    from webhook.cel import CelRuntimeError, compile_selector, device_view
+
+    sel = compile_selector('device.attributes["d"].type == "mig" && device.attributes["d"].profile == "x"')
+    view = device_view("d", {"other": {"string": "x"}}, {}, False)
+    with pytest.raises(CelRuntimeError, match=r"^no such key: type \(consider using has\(\)"):
+        sel.matches(view)

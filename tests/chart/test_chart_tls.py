@@ -149,7 +149,7 @@ def test_real_server_with_chart_certs_is_accepted_for_the_service_name(chart_cer
             assert proc.poll() is None, log.read_text()[-3000:]
             try:
                 status = _get(port, chart_certs, name, "/healthz")
-            except (ConnectionError, socket.timeout, ssl.SSLEOFError, http.client.HTTPException):
+            except (TimeoutError, ConnectionError, ssl.SSLEOFError, http.client.HTTPException):
                 time.sleep(0.2)
         assert status == 200, log.read_text()[-3000:]
         with pytest.raises(ssl.SSLCertVerificationError):

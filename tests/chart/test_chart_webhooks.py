@@ -41,7 +41,7 @@ def test_default_install_has_one_mutating_and_one_validating_webhook(default: Re
 
 
 def test_rules_name_exactly_our_resources_and_operations(ci: Rendered):
-    for kind, w in _webhooks(ci):
+    for _kind, w in _webhooks(ci):
         triples, ops = _flat_rules(w)
         if "pods" in w["name"]:
             assert triples == POD_RULES and ops == {"CREATE"}, w["name"]

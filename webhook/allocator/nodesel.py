@@ -72,7 +72,7 @@ def parse_node_selector(raw: Any) -> NodeSelector | None:
     terms = []
     for t in raw["nodeSelectorTerms"]:
         if not isinstance(t, dict):
-            terms.append(((("label", "", "?", ()),)))
+            terms.append((("label", "", "?", ()),))
             continue
         exprs: list[tuple[str, str, str, tuple[str, ...]]] = []
         for source, field in (("label", "matchExpressions"), ("field", "matchFields")):

@@ -8,6 +8,7 @@ selector can be matched against many devices cheaply. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from collections import OrderedDict
@@ -176,8 +177,17 @@ class Selector:
         return f"Selector({self.expression!r})"
 
 
+_INNER_ERROR = re.compile(r"""CELEvalError\(\*\((["'])(.*?)\1, """)
+
+
 def _runtime_message(e: CELEvalError) -> str:
     text = str(e.args[0]) if e.args else "evaluation error"
+    if text.startswith(("found no matching overload for _&&_", "found no matching overload for _||_")) \
+            and len(e.args) > 2:
+        # Both operands failed: report the first operand's error, as cel-go does.
+        inner = _INNER_ERROR.search(str(e.args[2]))
+        if inner:
+            text = inner.group(2).replace("\\'", "'").replace('\\"', '"')
     key: Any = None
     if text.startswith("no such member in mapping: "):
         key = text[len("no such member in mapping: "):].strip("'\"")

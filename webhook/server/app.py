@@ -20,8 +20,8 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from webhook import BadReview, __version__
 from webhook.admission import decode_body
-from webhook.admission.pipeline import Endpoint, evaluate, respond
 from webhook.admission.envelope import parse_review
+from webhook.admission.pipeline import Endpoint, evaluate, respond
 from webhook.config import Settings, settings_fingerprint
 from webhook.server.live_config import SettingsHolder
 from webhook.state.base import StateSource
