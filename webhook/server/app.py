@@ -52,7 +52,7 @@ class Health:
     def ready(self, state: StateSource | None) -> dict[str, bool]:
         out = {name: bool(fn()) for name, fn in self.checks.items()}
         out["state"] = state.ready() if state is not None else True
-        out["draining"] = not self.draining.is_set()
+        out["notDraining"] = not self.draining.is_set()
         return out
 
 
@@ -80,7 +80,7 @@ def create_app(settings: Settings | SettingsHolder | None = None, state: StateSo
         started = time.monotonic()
         g.kind = "unknown"
         _check_request(settings_now)
-        doc = decode_body(request.get_data(cache=False), settings_now.max_json_depth)
+        doc = decode_body(_read_body(settings_now), settings_now.max_json_depth)
         req = parse_review(doc)
         g.uid, g.kind = req.uid, req.kind
         timeout = parse_go_duration(request.args.get("timeout")) or settings_now.default_timeout_seconds
@@ -104,7 +104,8 @@ def create_app(settings: Settings | SettingsHolder | None = None, state: StateSo
             "warnings": len(resp.get("warnings", ())), "latency_ms": round(elapsed * 1000, 2),
         }
         if not resp["allowed"]:
-            extra["causes"] = [c["field"] for c in resp["status"]["details"]["causes"]][:20]
+            # Paths only, map keys masked: a key (label, attribute name) is object content too.
+            extra["causes"] = [_MAP_KEY.sub("[*]", c["field"]) for c in resp["status"]["details"]["causes"]][:20]
         if settings_now.log_objects:
             extra["object"] = req.obj
         log.info("admission review", extra=extra)
@@ -185,6 +186,21 @@ def _check_request(settings: Settings) -> None:
     if length is not None and length > settings.max_body_bytes:
         _drain(length, settings.max_body_bytes)
         raise BadReview(f"request body larger than {settings.max_body_bytes} bytes", 413)
+
+
+_MAP_KEY = re.compile(r"\[(?!\d+\])[^\]]*\]")
+
+
+def _read_body(settings: Settings) -> bytes:
+    """The request body, at most ``max_body_bytes``. Without a Content-Length (chunked), Werkzeug
+    stops reading at the limit silently; one more byte on the raw stream tells a body that ends
+    exactly there from a longer one, which gets 413 like any oversized body."""
+    data = request.get_data(cache=False)
+    if request.content_length is None and len(data) >= settings.max_body_bytes:
+        stream = request.environ.get("wsgi.input")
+        if stream is not None and stream.read(1):
+            raise BadReview(f"request body larger than {settings.max_body_bytes} bytes", 413)
+    return data
 
 
 def _drain(length: int, limit: int) -> None:

@@ -94,6 +94,8 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
             "post_worker_init": _post_worker_init(o.shutdown_delay),
             "child_exit": _child_exit,
             "preload_app": False,
+            # gunicorn's control socket would write under $HOME, which is read-only in the pod.
+            "control_socket_disable": True,
         }
         if o.client_ca:
             import ssl

@@ -29,8 +29,32 @@ def _stamp(path: str) -> tuple[int, int, int]:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+# gthread worker threads put each connection in blocking mode to read a request; with no timeout
+# a client that stops halfway through its handshake or request holds that thread for good, and
+# workers x threads such clients stall the server. Every blocking socket operation gives up after
+# this long instead (the apiserver sends a whole request at once, and idle keep-alive connections
+# wait in the worker's poller, not in a thread).
+IO_TIMEOUT_SECONDS = 5.0
+
+
+class _TimedSSLSocket(ssl.SSLSocket):
+    def setblocking(self, flag: bool) -> None:
+        if flag:
+            self.settimeout(IO_TIMEOUT_SECONDS)
+        else:
+            super().setblocking(False)
+
+
+class _ServerContext(ssl.SSLContext):
+    sslsocket_class = _TimedSSLSocket
+
+    def wrap_socket(self, sock: Any, *args: Any, **kwargs: Any) -> ssl.SSLSocket:  # type: ignore[override]
+        sock.settimeout(IO_TIMEOUT_SECONDS)  # the handshake runs on the wrapped socket's timeout
+        return super().wrap_socket(sock, *args, **kwargs)
+
+
 def build_context(cert: str, key: str, client_ca: str | None = None) -> ssl.SSLContext:
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx = _ServerContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     ctx.set_ciphers(MODERN_CIPHERS)
     ctx.options |= ssl.OP_NO_COMPRESSION | ssl.OP_CIPHER_SERVER_PREFERENCE
