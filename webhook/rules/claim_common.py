@@ -21,9 +21,8 @@ from webhook.fielderrors import (
     too_long,
     too_many,
 )
+from webhook.rules import slice_common
 from webhook.rules.names import (
-    C_IDENTIFIER_MAX,
-    is_c_identifier,
     is_dns1123_label,
     is_dns1123_subdomain,
     is_label_value,
@@ -171,43 +170,11 @@ def validate_request_refs(value: Any, path: FieldPath, names: RequestNames) -> l
     return errs
 
 
-def validate_c_identifier(value: str, path: FieldPath) -> list[FieldError]:
-    if len(value) > C_IDENTIFIER_MAX:
-        return [too_long(path, C_IDENTIFIER_MAX)]
-    return [invalid(path, value, m) for m in is_c_identifier(value)]
-
-
-def validate_qualified_name(value: Any, path: FieldPath) -> list[FieldError]:
-    """RS-QN: ``id`` (C identifier) or ``domain/id`` (driver-name domain)."""
-    if value is None or value == "":
-        return [required(path, "name required")]
+def validate_fully_qualified_name(value: Any, path: FieldPath) -> list[FieldError]:
+    """RC-CON-3: a qualified name (RS-QN rules) that really has a domain."""
     if not isinstance(value, str):
         return [invalid(path, value, "must be a string")]
-    parts = value.split("/")
-    if len(parts) == 1:
-        return validate_c_identifier(value, path)
-    if len(parts) > 2:
-        return [invalid(path, value, "must not contain more than one slash")]
-    domain, ident = parts
-    errs: list[FieldError] = []
-    if not domain:
-        errs.append(invalid(path, "", "the domain must not be empty"))
-    else:
-        errs.extend(validate_csi_driver_name(domain, path))
-    if not ident:
-        errs.append(invalid(path, "", "the name must not be empty"))
-    else:
-        errs.extend(validate_c_identifier(ident, path))
-    return errs
-
-
-def validate_fully_qualified_name(value: Any, path: FieldPath) -> list[FieldError]:
-    """RC-CON-3: a qualified name that really has a domain."""
-    errs = validate_qualified_name(value, path)
-    if isinstance(value, str) and value and "/" not in value:
-        errs.append(invalid(path, value, "a fully qualified name must be a domain and a name separated "
-                                         "by a slash"))
-    return errs
+    return slice_common.validate_fully_qualified_name(value, path)
 
 
 def validate_cel_expression(expr: Any, path: FieldPath) -> list[FieldError]:
