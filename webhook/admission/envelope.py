@@ -82,8 +82,11 @@ class AdmissionRequest:
     def display_name(self) -> str:
         if self.name:
             return self.name
-        meta = (self.obj or self.old or {}).get("metadata") or {}
-        return str(meta.get("name") or meta.get("generateName") or "")
+        meta = (self.obj or self.old or {}).get("metadata")
+        if not isinstance(meta, dict):  # user input: metadata may be any JSON value
+            return ""
+        name = meta.get("name") or meta.get("generateName")
+        return name if isinstance(name, str) else ""
 
 
 def decode_body(body: bytes, max_depth: int = 100) -> Any:
@@ -92,7 +95,7 @@ def decode_body(body: bytes, max_depth: int = 100) -> Any:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise BadReview("request body is not valid UTF-8") from None
-    if _too_deep(text, max_depth):
+    if _too_deep(body, max_depth):
         raise BadReview(f"request body is nested deeper than {max_depth} levels")
     try:
         return json.loads(text)
@@ -102,17 +105,31 @@ def decode_body(body: bytes, max_depth: int = 100) -> Any:
         raise BadReview(f"request body is not valid JSON: {e}") from None
 
 
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_ESCAPES = re.compile(rb"\\.", re.S)
+_NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'[]{}"')
+_SQUARE = bytes.maketrans(b"{}", b"[]")
 
 
-def _too_deep(text: str, limit: int) -> bool:
-    """Cheap pre-parse bound on nesting: brackets outside strings, counted in C-speed passes."""
-    if text.count("[") + text.count("{") <= limit:
+def _too_deep(text: str | bytes, limit: int) -> bool:
+    """Cheap pre-parse bound on nesting: brackets outside strings, found with C-speed byte passes
+    (drop escapes, keep only brackets and quotes, drop what lies between quotes), then peeled one
+    level per pass. UTF-8 continuation bytes are never ASCII brackets or quotes."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if data.count(b"[") + data.count(b"{") <= limit:
         return False
-    brackets = _NOT_BRACKET.sub("", _STRINGS.sub("", text))
-    return max(accumulate(_STEP[c] for c in brackets), default=0) > limit
+    if b"\\" in data:
+        data = _ESCAPES.sub(b"", data)
+    brackets = b"".join(data.translate(None, _NOT_STRUCTURE).split(b'"')[0::2]).translate(_SQUARE)
+    rest, depth = brackets, 0
+    while rest:
+        depth += 1
+        if depth > limit:
+            return True
+        shorter = rest.replace(b"[]", b"")
+        if len(shorter) == len(rest):  # unbalanced, so not JSON: fall back to the running count
+            return max(accumulate(1 if c == 91 else -1 for c in brackets), default=0) > limit
+        rest = shorter
+    return False
 
 
 def parse_review(doc: Any) -> AdmissionRequest:
@@ -123,7 +140,7 @@ def parse_review(doc: Any) -> AdmissionRequest:
     if errors:
         e = errors[0]
         where = "/".join(str(p) for p in e.absolute_path) or "(root)"
-        raise BadReview(f"not an {API_VERSION} AdmissionReview: {where}: {e.message[:200]}")
+        raise BadReview(f"not an {API_VERSION} AdmissionReview: {where}: {_schema_problem(e)}")
     req = doc["request"]
     kind = req["kind"]
     obj = req.get("object")
@@ -144,3 +161,22 @@ def parse_review(doc: Any) -> AdmissionRequest:
         old=old,
         dry_run=bool(req.get("dryRun")),
     )
+
+
+def _schema_problem(e: Any) -> str:
+    """What is wrong, worded from the schema alone: the message is logged, and the offending
+    value may be object contents (jsonschema's own messages quote it)."""
+    rule, want = e.validator, e.validator_value
+    if rule == "required":
+        return str(e.message)[:200]  # names a schema key, not a value
+    if rule == "type":
+        return "must be of type " + " or ".join([want] if isinstance(want, str) else want)
+    if rule == "const":
+        return f"must be {want!r}"
+    if rule == "enum":
+        return "must be one of " + ", ".join(map(str, want))
+    if rule == "minLength":
+        return f"must be at least {want} characters long"
+    if rule == "maxLength":
+        return f"must be at most {want} characters long"
+    return f"fails the {rule} check"

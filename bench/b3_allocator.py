@@ -1,0 +1,111 @@
+"""B3: allocator scaling on generated clusters (nodes × 8 GPUs × (1 whole + 7 partitions) + NICs).
+
+Cases, each through ``webhook.allocator.feasibility_warnings`` (what ``/validate`` runs):
+a 2-device grouped claim (two partitions of one GPU), a PodGroup of 4 claims (from templates in
+the state), and two infeasible claims: one no device matches (a linear scan) and one that makes
+the search explore combinations (9 partitions of one GPU that has 7: the step budget and the
+deadline must bound it). "warm" reuses the allocator model of the snapshot (the steady state of a
+serving process); "cold" includes building it for a new snapshot (the first request after a
+state change). Floor: one Python pass that touches every device of the snapshot once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bench import gen
+from bench.common import Row, fmt_time, measure
+
+NAME = "B3"
+MAX_STEPS = 200_000
+"""``Settings.allocator_max_steps`` default."""
+TARGET = 5.0
+
+
+def touch_every_device(snap: Any) -> int:
+    """The floor: one pass over every device of every slice (read its name)."""
+    n = 0
+    for sl in snap.of("ResourceSlice"):
+        for d in sl["spec"].get("devices") or ():
+            n += len(d["name"])
+    return n
+
+
+def run(quick: bool) -> list[Row]:
+    try:
+        from webhook.allocator import feasibility_warnings
+        from webhook.allocator import feasibility as _feas  # noqa: F401
+        from webhook.allocator.model import model_for
+        from webhook.gates import FeatureGates
+        from webhook.state.base import ClusterSnapshot
+    except ImportError as e:
+        return [Row.na(NAME, "allocator", f"{e.name} missing")]
+    gates = FeatureGates.parse(gen.GATES)
+    sizes = (5, 10, 20) if quick else (50, 100, 500)
+    iterations, seconds = (10, 0.5) if quick else (60, 4.0)
+    cases: dict[str, dict[str, Any]] = {
+        "grouped-claim-2": gen.grouped_claim(),
+        "podgroup-4-claims": gen.podgroup(),
+        "infeasible-no-match": gen.unmatchable_claim(),
+        "infeasible-search": gen.infeasible_claim(),
+    }
+    # The production cap is the request deadline minus a margin (10 s - 0.5 s by default); the
+    # suite uses a shorter one so it stays within its time budget. The step budget is the default.
+    cap = 0.3 if quick else 2.0
+    rows: list[Row] = []
+    medians: dict[str, list[tuple[int, float, float]]] = {c: [] for c in cases}
+    for nodes in sizes:
+        objs = gen.cluster(nodes)
+        snap = ClusterSnapshot.from_objects(objs, source=f"bench-{nodes}")
+        devices = gen.device_count(objs)
+        floor = measure(lambda: touch_every_device(snap), iterations=iterations * 3, max_seconds=seconds)
+        t0 = time.perf_counter()
+        model_for(snap, gates)
+        build = time.perf_counter() - t0
+        rows.append(Row(NAME, f"{nodes} nodes: allocator model build", fmt_time(build), fmt_time(floor.median),
+                        build / floor.median, "(context)", None,
+                        f"{devices} devices; once per snapshot and gate set (cold path)"))
+        for case, obj in cases.items():
+            def call(o: dict[str, Any] = obj) -> list[str]:
+                return feasibility_warnings(o, snap, gates, deadline=time.monotonic() + cap,
+                                            max_steps=MAX_STEPS)
+            warnings = call()
+            verdict = "feasible" if not warnings else f"warns: {warnings[0][13:100]}"
+            searching = case == "infeasible-search"
+            t = measure(call, iterations=3 if searching else iterations,
+                        max_seconds=0.0 if searching else seconds, warmup=0 if searching else 1)
+            rows.append(Row.timed(NAME, f"{nodes} nodes: {case} (warm)", t, floor,
+                                  max_ratio=TARGET if nodes == sizes[-1] else None,
+                                  target=f"≤ {TARGET:g}× at {sizes[-1]} nodes" if nodes == sizes[-1] else "",
+                                  extra=verdict))
+            medians[case].append((nodes, t.median, floor.median))
+        cold = _cold(snap, gates, cases["grouped-claim-2"], feasibility_warnings, model_for)
+        rows.append(Row(NAME, f"{nodes} nodes: grouped-claim-2 (cold: new snapshot)", fmt_time(cold),
+                        fmt_time(floor.median), cold / floor.median, "(context)", None,
+                        "model build + check"))
+    for case, pts in medians.items():
+        rows.append(_growth(case, pts))
+    return rows
+
+
+def _cold(snap: Any, gates: Any, obj: dict[str, Any], feas: Callable[..., list[str]],
+          model_for: Callable[..., Any]) -> float:
+    from webhook.state.base import ClusterSnapshot
+    fresh = ClusterSnapshot(snap.objects, snap.source, snap.synced_at, snap.version + 1000)
+    t0 = time.perf_counter()
+    feas(obj, fresh, gates, deadline=time.monotonic() + 30, max_steps=MAX_STEPS)
+    return time.perf_counter() - t0
+
+
+def _growth(case: str, pts: list[tuple[int, float, float]]) -> Row:
+    """Growth exponent between the smallest and largest cluster: time ∝ nodes^k; k ≤ 1 is linear."""
+    import math
+    (n0, t0, _), (n1, t1, _) = pts[0], pts[-1]
+    k = math.log(t1 / t0) / math.log(n1 / n0) if t0 > 0 and t1 > 0 and n1 > n0 else float("nan")
+    series = ", ".join(f"{n}: {fmt_time(t)}" for n, t, _ in pts)
+    return Row(NAME, f"{case}: growth {n0}→{n1} nodes", f"k = {k:.2f}", "k = 1 (linear)", None,
+               "≤ linear (k ≤ 1.1)", None if k != k else k <= 1.1, series)
+
+

@@ -1,0 +1,87 @@
+"""B4: one watch event applied to a 500-node state, against rebuilding the state from scratch.
+
+Incremental: ``SnapshotStore.apply_event`` (MODIFIED of one ResourceSlice: a driver republishing
+its devices) producing the next ``ClusterSnapshot``. Rebuild: a fresh store filled by ``replace``
+per kind (what a relist does), and ``ClusterSnapshot.from_objects`` for context. One more row
+shows what a consumer pays next: the allocator model for the new snapshot (rebuilt whole today).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections import defaultdict
+from typing import Any
+
+from bench import gen
+from bench.common import Row, fmt_time, measure
+
+NAME = "B4"
+TARGET = 10.0
+
+
+def run(quick: bool) -> list[Row]:
+    try:
+        from webhook.state.base import ClusterSnapshot
+        from webhook.state.live import SnapshotStore
+    except ImportError as e:
+        return [Row.na(NAME, "state", f"{e.name} missing")]
+    nodes = 20 if quick else 500
+    iterations, seconds = (20, 0.5) if quick else (200, 4.0)
+    objs = gen.cluster(nodes)
+    by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for o in objs:
+        by_kind[o["kind"]].append(o)
+
+    def rebuild() -> Any:
+        store = SnapshotStore()
+        for i, (kind, items) in enumerate(by_kind.items()):
+            store.replace(kind, items, str(i + 1))
+        return store.snapshot()
+
+    store = SnapshotStore()
+    for i, (kind, items) in enumerate(by_kind.items()):
+        store.replace(kind, items, str(i + 1))
+    target = next(o for o in objs if o["kind"] == "ResourceSlice" and "devices" in o["spec"])
+    variants = []
+    for gen_no in (2, 3):
+        v = copy.deepcopy(target)
+        v["spec"]["pool"]["generation"] = gen_no
+        v["metadata"]["resourceVersion"] = str(1000 + gen_no)
+        variants.append({"type": "MODIFIED", "object": v})
+    counter = [0]
+
+    def incremental() -> Any:
+        counter[0] += 1
+        return store.apply_event("ResourceSlice", variants[counter[0] % 2])
+
+    inc = measure(incremental, iterations=iterations * 5, max_seconds=seconds)
+    reb = measure(rebuild, iterations=iterations // 10 + 3, max_seconds=seconds)
+    frm = measure(lambda: ClusterSnapshot.from_objects(objs), iterations=iterations // 10 + 3,
+                  max_seconds=seconds)
+    speedup = reb.median / inc.median if inc.median > 0 else None
+    rows = [Row(NAME, f"{nodes} nodes: apply 1 event → next snapshot", fmt_time(inc.median),
+                fmt_time(reb.median), speedup, f"≥ {TARGET:g}× faster than rebuild",
+                None if speedup is None else speedup >= TARGET,
+                f"ratio = rebuild / incremental; event p99 {fmt_time(inc.p99)} (n={inc.n}); rebuild p99 "
+                f"{fmt_time(reb.p99)} (n={reb.n}); from_objects p50 {fmt_time(frm.median)}; {len(objs)} objects")]
+    try:
+        from webhook.allocator.model import model_for
+        from webhook.gates import FeatureGates
+    except ImportError as e:
+        rows.append(Row.na(NAME, f"{nodes} nodes: allocator model after 1 event", f"{e.name} missing"))
+        return rows
+    gates = FeatureGates.parse(gen.GATES)
+    model_for(store.snapshot(), gates)
+
+    def model_after_event() -> Any:
+        return model_for(incremental(), gates)
+    m = measure(model_after_event, iterations=5 if quick else 8, max_seconds=seconds, warmup=1)
+    t0 = time.perf_counter()
+    model_for(rebuild(), gates)
+    full = time.perf_counter() - t0
+    ratio = full / m.median if m.median > 0 else None
+    rows.append(Row(NAME, f"{nodes} nodes: 1 event → snapshot + allocator model", fmt_time(m.median),
+                    fmt_time(full), ratio, f"(context; ≥ {TARGET:g}× would be incremental)",
+                    None, "ratio = rebuild+model / event+model: the model is rebuilt whole per snapshot"))
+    return rows

@@ -1,0 +1,46 @@
+"""Smoke test of the benchmark suite: ``python -m bench --quick`` runs and writes its table.
+
+Not a timing test: ratios are never asserted, only that every benchmark produced rows.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_quick_suite_runs_and_writes_the_table(tmp_path: Path) -> None:
+    out = tmp_path / "results.md"
+    proc = subprocess.run([sys.executable, "-m", "bench", "--quick", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    assert text.strip() == proc.stdout.strip()
+    assert "| bench | case | value | floor | ratio | target | met | context |" in text
+    for bench in ("B1", "B2", "B3", "B4", "B5"):
+        assert f"| {bench} |" in text, f"no {bench} row"
+    assert "benchmark crashed" not in text
+
+
+@pytest.mark.parametrize("argv", [
+    pytest.param(["--only", "B9"], id="unknown-benchmark"),
+])
+def test_bad_arguments_are_refused(argv: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "bench", *argv], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "unknown benchmark" in proc.stderr
+
+
+def test_percentile_is_nearest_rank() -> None:
+    from bench.common import percentile
+    assert percentile([float(i) for i in range(1, 101)], 99) == 99.0
+    assert percentile([float(i) for i in range(1, 101)], 50) == 50.0
+    assert percentile([3.0], 99) == 3.0
