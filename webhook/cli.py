@@ -12,7 +12,7 @@ import sys
 import uuid
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypedDict
 
 from webhook import BadInput, ConfigError, __version__
 from webhook.config import Settings, load_config_file
@@ -180,8 +180,9 @@ def cmd_gates(args: argparse.Namespace) -> int:
     from webhook.gates import KNOWN
 
     s = build_settings(args.feature_gates, args.config)
-    rows = [{"name": g.name, "stage": g.stage, "default": g.default, "locked": g.locked,
-             "enabled": s.gates.enabled(g.name), "effect": g.effect} for g in KNOWN.values()]
+    rows: list[_GateRow] = [
+        {"name": g.name, "stage": g.stage, "default": g.default, "locked": g.locked,
+         "enabled": s.gates.enabled(g.name), "effect": g.effect} for g in KNOWN.values()]
     if args.output == "json":
         print(json.dumps({"featureGates": rows}, indent=2))
         return EXIT_OK
@@ -193,6 +194,17 @@ def cmd_gates(args: argparse.Namespace) -> int:
         print(f"{r['name']:<{width}}  {r['stage']:<5}  {_onoff(r['default']):<5}  "
               f"{_onoff(r['enabled']) + mark:<5}  {r['effect']}{lock}")
     return EXIT_OK
+
+
+class _GateRow(TypedDict):
+    """One row of ``dra-webhook gates`` (also its JSON output)."""
+
+    name: str
+    stage: str
+    default: bool
+    locked: bool
+    enabled: bool
+    effect: str
 
 
 def _onoff(v: bool) -> str:

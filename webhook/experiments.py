@@ -121,7 +121,7 @@ def _placements(result: dict[str, Any]) -> list[str]:
 
 
 def _ident(o: dict[str, Any]) -> str:
-    meta = o.get("metadata") if isinstance(o.get("metadata"), dict) else {}
+    meta = meta_raw if isinstance(meta_raw := o.get("metadata"), dict) else {}
     return f"{o.get('kind')} {meta.get('name') or meta.get('generateName') or ''}"
 
 

@@ -124,10 +124,10 @@ def parse_spec(spec: str | Mapping[str, object]) -> dict[str, bool]:
         pairs = [p.strip() for p in spec.split(",") if p.strip()]
         items = []
         for p in pairs:
-            name, sep, value = p.partition("=")
+            name, sep, text = p.partition("=")
             if not sep:
                 raise ConfigError(f"missing bool value for {name.strip()}")
-            items.append((name.strip(), value.strip()))
+            items.append((name.strip(), text.strip()))
     out: dict[str, bool] = {}
     for name, value in items:
         if name not in KNOWN:

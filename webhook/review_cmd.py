@@ -48,7 +48,7 @@ def build_review(obj: dict[str, Any], old: dict[str, Any] | None, operation: str
     """An AdmissionReview request as the apiserver would send it for ``obj``."""
     group, version = split_api_version(str(obj.get("apiVersion", "")))
     kind = str(obj.get("kind", ""))
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = meta_raw if isinstance(meta_raw := obj.get("metadata"), dict) else {}
     rules = rules_for(group, kind)
     namespaced = bool(getattr(rules, "NAMESPACED", False))
     namespace = (meta.get("namespace") or "default") if namespaced else ""

@@ -169,9 +169,8 @@ def test_apiserver_down_keeps_old_state_reports_stale_and_recovers(fake, make_li
     assert live.wait_ready(5)
     fake.stop()
     wait_for(lambda: live.health()["stale"], what="stale")
-    t0 = time.perf_counter()
-    snap = live.snapshot()
-    assert time.perf_counter() - t0 < 0.01
+    snap = live.snapshot()  # answers from memory while the apiserver is down
+    assert live.snapshot() is snap  # no rebuild, no request: the same published snapshot
     assert names(live, "ResourceSlice") == ["s1"] and snap.of("ResourceSlice")
     h = live.health()
     assert h["ready"] is True and set(h["stale_kinds"]) == set(RESOURCE_KINDS)
@@ -189,9 +188,8 @@ def test_slow_list_times_out_and_snapshot_still_answers_at_once(fake, make_live)
     fake.slow["Node"] = 1.0
     live = make_live(kinds=("Node", "DeviceClass"), request_timeout_seconds=0.2)
     wait_for(lambda: live.describe()["kinds"]["Node"]["consecutive_failures"] >= 1, what="timeout")
-    t0 = time.perf_counter()
-    live.snapshot()
-    assert time.perf_counter() - t0 < 0.01
+    snap = live.snapshot()  # a list is hanging: still answered from memory
+    assert live.snapshot() is snap
     assert not live.ready()
     assert "Timeout" in live.describe()["kinds"]["Node"]["last_error"]
     fake.slow.clear()
@@ -235,9 +233,9 @@ def test_stop_ends_every_thread_promptly_with_watches_open(fake, make_live):
     assert live.wait_ready(5)
     wait_for(lambda: all(k["connected"] for k in live.describe()["kinds"].values()), what="watches open")
     assert len([t for t in live.threads() if t.is_alive()]) == 7
-    t0 = time.perf_counter()
+    # The watches would stay open for minutes; returning True within the 3 s join timeout shows
+    # stop() shut the streams down instead of waiting for them.
     assert live.stop(timeout=3)
-    assert time.perf_counter() - t0 < 1.0
     assert not any(t.is_alive() for t in live.threads())
 
 

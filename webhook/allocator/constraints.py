@@ -100,6 +100,7 @@ class ConstraintState:
                 for s in pushed:
                     s.pop()
                 return why
+            assert val is not None  # a missing value always sets ``why``
             seen.append(val)
             pushed.append(seen)
         if pushed:

@@ -26,7 +26,7 @@ PREFIX = "feasibility: "
 def default_claim(raw: dict[str, Any]) -> dict[str, Any]:
     """A copy with the apiserver defaults the allocator relies on (allocationMode, count)."""
     try:
-        from webhook.rules import resourceclaim  # type: ignore[attr-defined]
+        from webhook.rules import resourceclaim
         out = resourceclaim.apply_defaults(raw)
         if isinstance(out, dict):
             return out

@@ -115,10 +115,10 @@ class Device:
             groups = frozenset(_intern(g) for g in groups_raw) if groups_raw else None
             if groups:
                 self.has_groups = True
-            key = ("cons", _s(cc.get("counterSet")), counters, groups)
-            entry = interner.get(key)
+            ckey = ("cons", _s(cc.get("counterSet")), counters, groups)
+            entry = interner.get(ckey)
             if entry is None:
-                entry = interner[key] = key[1:]
+                entry = interner[ckey] = ckey[1:]
             cons.append(entry)
         self.consumes = tuple(cons)
         self.allow_multi = raw.get("allowMultipleAllocations") is True

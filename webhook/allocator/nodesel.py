@@ -69,7 +69,7 @@ def parse_node_selector(raw: Any) -> NodeSelector | None:
         return None
     if not isinstance(raw, dict) or not isinstance(raw.get("nodeSelectorTerms"), list):
         return NodeSelector(())
-    terms = []
+    terms: list[tuple[tuple[str, str, str, tuple[str, ...]], ...]] = []
     for t in raw["nodeSelectorTerms"]:
         if not isinstance(t, dict):
             terms.append((("label", "", "?", ()),))

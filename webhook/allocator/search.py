@@ -28,7 +28,13 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from webhook.allocator.capacity import CapacityError, consumed_capacity, remaining_fit, render_consumed
+from webhook.allocator.capacity import (
+    CapacityError,
+    Consumed,
+    consumed_capacity,
+    remaining_fit,
+    render_consumed,
+)
 from webhook.allocator.claims import ALL, MAX_DEVICES_PER_CLAIM, AllocError, Claim, Leaf, Selector
 from webhook.allocator.constraints import ConstraintState
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo
@@ -265,16 +271,17 @@ class Search:
         if not all_mode and not self._eligible(leaf, dev):
             self._note(where, f"{who}: selector false")
             return None
-        consumed = None
+        consumed: Consumed | None = None
         key = dev.key()
         if self.cc:
             try:
-                consumed = consumed_capacity(dev, leaf.capacity, self.gates)
+                got = consumed_capacity(dev, leaf.capacity, self.gates)
             except CapacityError as e:
                 raise AllocError(f"{who}: {e}") from None
-            if isinstance(consumed, str):
-                self._note(where, f"{who}: {consumed}")
+            if isinstance(got, str):
+                self._note(where, f"{who}: {got}")
                 return None
+            consumed = got
             why = remaining_fit(dev, consumed, self.allocated.aggregated.get(key),
                                 self.share_capacity.get(key))
             if why is not None:
@@ -307,7 +314,11 @@ class Search:
         self.shares[key] = self.shares.get(key, 0) + (1 if shared else 0)
         undo.append(lambda: self.shares.__setitem__(key, self.shares[key] - (1 if shared else 0)))
         self.results[ci].append(DeviceResult(leaf.name, dev, leaf.admin, rendered, share_id))
-        undo.append(self.results[ci].pop)
+        results = self.results[ci]
+
+        def _unresult() -> None:
+            results.pop()
+        undo.append(_unresult)
         return undo
 
     def _allocate_device(self, ci: int, leaf: Leaf, dev: Device,

@@ -87,7 +87,7 @@ class CheckError(Exception):
 class Checker:
     """Walks one parse tree; ``run()`` returns (result type, estimated cost) or raises CheckError."""
 
-    tree: lark.Tree
+    tree: lark.ParseTree
     scope: list[str] = field(default_factory=list)
     cost: int = 0
 
@@ -98,25 +98,25 @@ class Checker:
         return t, self.cost
 
     # -- helpers ---------------------------------------------------------------------------
-    def fail(self, node: lark.Tree | lark.Token, msg: str) -> CheckError:
+    def fail(self, node: lark.ParseTree | lark.Token, msg: str) -> CheckError:
         line, col = _position(node)
         return CheckError(f"ERROR: <input>:{line}:{col}: {msg}")
 
-    def no_overload(self, node: lark.Tree | lark.Token, op: str, types: list[str]) -> CheckError:
+    def no_overload(self, node: lark.ParseTree | lark.Token, op: str, types: list[str]) -> CheckError:
         return self.fail(node, f"found no matching overload for '{op}' applied to '({', '.join(types)})'")
 
-    def exprs(self, node: lark.Tree | None) -> list[lark.Tree]:
-        if node is None:
+    def exprs(self, node: lark.ParseTree | lark.Token | None) -> list[lark.ParseTree]:
+        if not isinstance(node, lark.Tree):  # an omitted optional exprlist is None
             return []
         return [c for c in node.children if isinstance(c, lark.Tree)]
 
     # -- dispatch --------------------------------------------------------------------------
-    def value(self, node: lark.Tree) -> str:
+    def value(self, node: lark.ParseTree) -> str:
         """Type of a sub-expression used as an operand (device maps are plain maps there)."""
         t = self.visit(node)
         return "map" if t in ("attrmap", "capmap") else t
 
-    def visit(self, node: lark.Tree) -> str:
+    def visit(self, node: lark.ParseTree) -> str:
         self.cost += 1
         method = getattr(self, "v_" + str(node.data), None)
         if method is not None:
@@ -126,13 +126,13 @@ class Checker:
             return self.visit(kids[0])
         return self.generic(node)
 
-    def generic(self, node: lark.Tree) -> str:
+    def generic(self, node: lark.ParseTree) -> str:
         for c in node.children:
             if isinstance(c, lark.Tree):
                 self.visit(c)
         return DYN
 
-    def v_expr(self, node: lark.Tree) -> str:
+    def v_expr(self, node: lark.ParseTree) -> str:
         kids = self.exprs(node)
         if len(kids) == 1:
             return self.visit(kids[0])
@@ -141,7 +141,7 @@ class Checker:
             raise self.no_overload(node, "_?_:_", [cond, a, b])
         return a if a == b else DYN
 
-    def _logic(self, node: lark.Tree, op: str) -> str:
+    def _logic(self, node: lark.ParseTree, op: str) -> str:
         kids = self.exprs(node)
         if len(kids) == 1:
             return self.visit(kids[0])
@@ -150,13 +150,13 @@ class Checker:
             raise self.no_overload(node, op, types)
         return "bool"
 
-    def v_conditionalor(self, node: lark.Tree) -> str:
+    def v_conditionalor(self, node: lark.ParseTree) -> str:
         return self._logic(node, "_||_")
 
-    def v_conditionaland(self, node: lark.Tree) -> str:
+    def v_conditionaland(self, node: lark.ParseTree) -> str:
         return self._logic(node, "_&&_")
 
-    def v_relation(self, node: lark.Tree) -> str:
+    def v_relation(self, node: lark.ParseTree) -> str:
         kids = self.exprs(node)
         if len(kids) == 1:
             return self.visit(kids[0])
@@ -181,7 +181,7 @@ class Checker:
                 raise self.no_overload(node, sym, [left_t, right_t])
         return "bool"
 
-    def _arith(self, node: lark.Tree) -> str:
+    def _arith(self, node: lark.ParseTree) -> str:
         kids = self.exprs(node)
         if len(kids) == 1:
             return self.visit(kids[0])
@@ -199,7 +199,7 @@ class Checker:
     v_addition = _arith
     v_multiplication = _arith
 
-    def v_unary(self, node: lark.Tree) -> str:
+    def v_unary(self, node: lark.ParseTree) -> str:
         kids = self.exprs(node)
         if len(kids) == 1:
             return self.visit(kids[0])
@@ -211,25 +211,25 @@ class Checker:
             raise self.no_overload(node, "-_", [t])
         return t
 
-    def v_literal(self, node: lark.Tree) -> str:
+    def v_literal(self, node: lark.ParseTree) -> str:
         tok = node.children[0]
         kind = tok.type if isinstance(tok, lark.Token) else ""
         return {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double", "STRING_LIT": "string",
                 "MLSTRING_LIT": "string", "BYTES_LIT": "bytes", "BOOL_LIT": "bool",
                 "NULL_LIT": "null"}.get(kind, DYN)
 
-    def v_list_lit(self, node: lark.Tree) -> str:
+    def v_list_lit(self, node: lark.ParseTree) -> str:
         self.generic(node)
         return "list"
 
-    def v_map_lit(self, node: lark.Tree) -> str:
+    def v_map_lit(self, node: lark.ParseTree) -> str:
         self.generic(node)
         return "map"
 
-    def v_paren_expr(self, node: lark.Tree) -> str:
+    def v_paren_expr(self, node: lark.ParseTree) -> str:
         return self.visit(self.exprs(node)[0])
 
-    def v_ident(self, node: lark.Tree) -> str:
+    def v_ident(self, node: lark.ParseTree) -> str:
         tok = node.children[0]
         name = str(tok)
         if name == "device":
@@ -240,10 +240,10 @@ class Checker:
             return "type"
         raise self.fail(tok, f"undeclared reference to '{name}' (in container '')")
 
-    def v_dot_ident(self, node: lark.Tree) -> str:
+    def v_dot_ident(self, node: lark.ParseTree) -> str:
         return self.v_ident(node)
 
-    def v_ident_arg(self, node: lark.Tree) -> str:
+    def v_ident_arg(self, node: lark.ParseTree) -> str:
         tok = node.children[0]
         name = str(tok)
         args = self.exprs(node.children[1] if len(node.children) > 1 else None)
@@ -265,7 +265,7 @@ class Checker:
 
     v_dot_ident_arg = v_ident_arg
 
-    def v_member_dot(self, node: lark.Tree) -> str:
+    def v_member_dot(self, node: lark.ParseTree) -> str:
         target, name_tok = node.children[0], node.children[1]
         t = self.visit(target) if isinstance(target, lark.Tree) else DYN
         name = str(name_tok)
@@ -281,7 +281,7 @@ class Checker:
             raise self.fail(name_tok, f"type '{t}' does not support field selection")
         return DYN
 
-    def v_member_index(self, node: lark.Tree) -> str:
+    def v_member_index(self, node: lark.ParseTree) -> str:
         target, index = self.exprs(node)
         t = self.visit(target)
         it = self.visit(index)
@@ -297,15 +297,16 @@ class Checker:
             raise self.no_overload(node, "_[_]", [t, it])
         return DYN
 
-    def _want_string_key(self, index: lark.Tree, t: str) -> None:
+    def _want_string_key(self, index: lark.ParseTree, t: str) -> None:
         if t not in (DYN, "string"):
             raise self.no_overload(index, "_[_]", ["map(string, dyn)", t])
 
-    def v_member_dot_arg(self, node: lark.Tree) -> str:
+    def v_member_dot_arg(self, node: lark.ParseTree) -> str:
         target, name_tok = node.children[0], node.children[1]
         name = str(name_tok)
         args = self.exprs(node.children[2] if len(node.children) > 2 else None)
         if name in MACROS:
+            assert isinstance(target, lark.Tree)  # grammar: member "." IDENT "(" [exprlist] ")"
             return self._macro(target, name_tok, args)
         recv = self.visit(target) if isinstance(target, lark.Tree) else DYN
         if recv in ("attrmap", "capmap"):
@@ -327,7 +328,7 @@ class Checker:
                                       f"'{recv}.({', '.join(types)})'")
         return sig.result
 
-    def _macro(self, target: lark.Tree, name_tok: lark.Token, args: list[lark.Tree]) -> str:
+    def _macro(self, target: lark.ParseTree, name_tok: lark.Token | lark.ParseTree, args: list[lark.ParseTree]) -> str:
         name = str(name_tok)
         recv = self.visit(target)
         if recv not in (DYN, "list", "map", "attrmap", "capmap"):
@@ -352,10 +353,10 @@ class Checker:
         return MACROS[name]
 
 
-def tree_depth(tree: lark.Tree) -> int:
+def tree_depth(tree: lark.ParseTree) -> int:
     """Depth of the parse tree, computed without recursion."""
     depth = 0
-    stack: list[tuple[lark.Tree, int]] = [(tree, 1)]
+    stack: list[tuple[lark.ParseTree, int]] = [(tree, 1)]
     while stack:
         node, d = stack.pop()
         depth = max(depth, d)
@@ -363,7 +364,7 @@ def tree_depth(tree: lark.Tree) -> int:
     return depth
 
 
-def _position(node: lark.Tree | lark.Token) -> tuple[int, int]:
+def _position(node: lark.ParseTree | lark.Token) -> tuple[int, int]:
     if isinstance(node, lark.Token):
         return node.line or 1, node.column or 1
     for tok in node.scan_values(lambda v: isinstance(v, lark.Token)):
@@ -371,7 +372,7 @@ def _position(node: lark.Tree | lark.Token) -> tuple[int, int]:
     return 1, 1
 
 
-def _unwrap(node: lark.Tree) -> lark.Tree:
+def _unwrap(node: lark.ParseTree) -> lark.ParseTree:
     """Skip the single-child precedence wrappers (expr → … → member → primary)."""
     while len(node.children) == 1 and isinstance(node.children[0], lark.Tree) and node.data in (
             "expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication",
@@ -380,24 +381,24 @@ def _unwrap(node: lark.Tree) -> lark.Tree:
     return node
 
 
-def _ident_name(node: lark.Tree) -> str | None:
+def _ident_name(node: lark.ParseTree) -> str | None:
     n = _unwrap(node)
     if n.data == "ident" and isinstance(n.children[0], lark.Token):
         return str(n.children[0])
     return None
 
 
-def _is_field_selection(node: lark.Tree) -> bool:
+def _is_field_selection(node: lark.ParseTree) -> bool:
     return _unwrap(node).data in ("member_dot", "member_index")
 
 
-def _is_device_field(node: lark.Tree, names: tuple[str, ...]) -> bool:
+def _is_device_field(node: lark.ParseTree, names: tuple[str, ...]) -> bool:
     n = _unwrap(node)
     return (n.data == "member_dot" and str(n.children[1]) in names
             and isinstance(n.children[0], lark.Tree) and _ident_name(n.children[0]) == "device")
 
 
-def _literal_len(node: lark.Tree) -> int:
+def _literal_len(node: lark.ParseTree) -> int:
     n = _unwrap(node)
     if n.data == "list_lit":
         return sum(len([c for c in e.children if isinstance(c, lark.Tree)])

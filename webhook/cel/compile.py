@@ -60,7 +60,7 @@ class DeviceView:
         self.error = error
 
 
-class _DomainMap(celtypes.MapType):  # type: ignore[misc]
+class _DomainMap(celtypes.MapType):
     """``device.attributes``/``device.capacity``: an unknown domain reads as an empty map."""
 
     def __getitem__(self, key: Any) -> Any:
@@ -141,7 +141,8 @@ def _attribute_value(raw: Any) -> Any:
         if isinstance(raw.get(key), list):
             return celtypes.ListType([cls(x) for x in raw[key]])
     if isinstance(raw.get("versions"), list):
-        items = [parse_semver(x) if isinstance(x, str) else None for x in raw["versions"]]
+        # CelSemver is our extension value, so celpy's ``Value`` union does not name it.
+        items: list[Any] = [parse_semver(x) if isinstance(x, str) else None for x in raw["versions"]]
         return None if any(x is None for x in items) else celtypes.ListType(items)
     return None
 

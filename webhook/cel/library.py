@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from fractions import Fraction
 from functools import total_ordering
 from typing import Any
 
@@ -194,6 +195,7 @@ def _arith(name: str, sign: int) -> Callable[[Any, Any], Any]:
     def fn(a: Any, b: Any) -> Any:
         if not isinstance(a, CelQuantity):
             return _no_overload(name, a, b)
+        other: Fraction | int
         if isinstance(b, CelQuantity):
             other = b.q.value
         elif isinstance(b, celtypes.IntType) and not isinstance(b, celtypes.BoolType):
@@ -295,7 +297,8 @@ def _list_agg(name: str) -> Callable[[Any], Any]:
     def fn(lst: Any) -> Any:
         if not isinstance(lst, celtypes.ListType):
             return _no_overload(name, lst)
-        items = list(lst)
+        # Elements are any CEL values (ours included); mixed types raise TypeError below.
+        items: list[Any] = list(lst)
         try:
             if name == "isSorted":
                 return celtypes.BoolType(all(items[i] <= items[i + 1] for i in range(len(items) - 1)))

@@ -49,7 +49,7 @@ def validate_status_update(obj: dict[str, Any], old: dict[str, Any]) -> list[Fie
     """RC-ST-1..8 for an UPDATE of the status subresource."""
     errs: list[FieldError] = []
     status = as_dict(obj.get("status"), STATUS, errs) or {}
-    old_status = old.get("status") if isinstance(old.get("status"), dict) else {}
+    old_status = old_status_raw if isinstance(old_status_raw := old.get("status"), dict) else {}
     rp = STATUS.child("reservedFor")
     reserved = as_list(status.get("reservedFor"), rp, errs)
     if within(reserved, RESERVED_FOR_MAX, rp, errs):
@@ -58,8 +58,8 @@ def validate_status_update(obj: dict[str, Any], old: dict[str, Any]) -> list[Fie
         errs.extend(duplicates((r.get("uid") if isinstance(r, dict) else None for r in reserved), rp))
     allocation = status.get("allocation")
     old_alloc = old_status.get("allocation")
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    devices = spec.get("devices") if isinstance(spec.get("devices"), dict) else {}
+    spec = spec_raw if isinstance(spec_raw := obj.get("spec"), dict) else {}
+    devices = devices_raw if isinstance(devices_raw := spec.get("devices"), dict) else {}
     names = RequestNames(devices.get("requests"))
     ap = STATUS.child("allocation")
     if old_alloc is not None and allocation is not None:
@@ -184,9 +184,9 @@ def plan_status_strips(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContex
     status = obj.get("status")
     if not isinstance(status, dict):
         return out
-    old_status = old.get("status") if isinstance(old.get("status"), dict) else {}
-    alloc = status.get("allocation") if isinstance(status.get("allocation"), dict) else {}
-    devs = alloc.get("devices") if isinstance(alloc.get("devices"), dict) else {}
+    old_status = old_status_raw if isinstance(old_status_raw := old.get("status"), dict) else {}
+    alloc = alloc_raw if isinstance(alloc_raw := status.get("allocation"), dict) else {}
+    devs = devs_raw if isinstance(devs_raw := alloc.get("devices"), dict) else {}
     results = [r for r in devs.get("results") or [] if isinstance(r, dict)] \
         if isinstance(devs.get("results"), list) else []
     rbase = STATUS.child("allocation", "devices", "results")

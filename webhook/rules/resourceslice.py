@@ -10,6 +10,7 @@ immutability). Per-device rules live in ``slice_devices``, capacity and requestP
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from webhook.fielderrors import (
@@ -90,7 +91,7 @@ def _go_quote(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
 
 
-def _guarded(fn: Any) -> list[FieldError]:
+def _guarded(fn: Callable[[], list[FieldError]]) -> list[FieldError]:
     try:
         return fn()
     except RecursionError:  # absurdly deep JSON: refuse instead of crashing
@@ -108,7 +109,7 @@ def _validate(obj: Any, old: dict[str, Any] | None, ctx: RuleContext) -> list[Fi
         return errs
     old_spec = None
     if old is not None:
-        old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+        old_spec = old_spec_raw if isinstance(old_spec_raw := old.get("spec"), dict) else {}
     errs.extend(validate_spec(spec or {}, old_spec, ctx))
     return errs
 
@@ -314,20 +315,20 @@ def _partition_type_attribute(spec: dict[str, Any]) -> list[FieldError]:
         return errs
     format_errs = validate_fully_qualified_name(name, path)
     errs.extend(format_errs)
-    devices = spec.get("devices") if isinstance(spec.get("devices"), list) else []
+    devices = devices_raw if isinstance(devices_raw := spec.get("devices"), list) else []
     if not any(_consumes_counters(d) for d in devices):
         return errs + [
             invalid(path, name, "may only be set on a slice which declares devices that consume counters")
         ]
     if format_errs:
         return errs
-    driver = spec.get("driver") if isinstance(spec.get("driver"), str) else ""
+    driver = driver_raw if isinstance(driver_raw := spec.get("driver"), str) else ""
     bare = name[len(driver) + 1 :] if name.startswith(driver + "/") else ""
     for i, dev in enumerate(devices):
         if not _consumes_counters(dev):
             continue
         attr_path = SPEC.child("devices").index(i).child("attributes").key(name)
-        attrs = dev.get("attributes") if isinstance(dev.get("attributes"), dict) else {}
+        attrs = attrs_raw if isinstance(attrs_raw := dev.get("attributes"), dict) else {}
         attr = attrs.get(name, attrs.get(bare) if bare else None)
         if name not in attrs and not (bare and bare in attrs):
             errs.append(

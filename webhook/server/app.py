@@ -73,7 +73,13 @@ def create_app(settings: Settings | SettingsHolder | None = None, state: StateSo
         metrics.set_gates(s.gates.values)
 
     prev = holder.on_change
-    holder.on_change = (lambda s: (prev(s), on_change(s))) if prev else on_change  # type: ignore[func-returns-value]
+
+    def chained(s: Settings) -> None:
+        if prev is not None:
+            prev(s)
+        on_change(s)
+
+    holder.on_change = chained
 
     def admit(endpoint: Endpoint) -> Response:
         settings_now = holder.current

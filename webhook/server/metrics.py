@@ -9,6 +9,7 @@ environment is final: prometheus-client decides its storage at import time.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -44,7 +45,7 @@ STATE_READY = Gauge("dra_webhook_state_ready", "1 when the cluster state is sync
 CONFIG_RELOADS = Counter("dra_webhook_config_reloads_total", "Config file reloads", ["result"])
 
 
-def set_gates(values: dict[str, bool]) -> None:
+def set_gates(values: Mapping[str, bool]) -> None:
     for name, on in values.items():
         FEATURE.labels(name=name).set(1 if on else 0)
 

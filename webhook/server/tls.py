@@ -48,7 +48,7 @@ class _TimedSSLSocket(ssl.SSLSocket):
 class _ServerContext(ssl.SSLContext):
     sslsocket_class = _TimedSSLSocket
 
-    def wrap_socket(self, sock: Any, *args: Any, **kwargs: Any) -> ssl.SSLSocket:  # type: ignore[override]
+    def wrap_socket(self, sock: Any, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
         sock.settimeout(IO_TIMEOUT_SECONDS)  # the handshake runs on the wrapped socket's timeout
         return super().wrap_socket(sock, *args, **kwargs)
 
