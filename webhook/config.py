@@ -46,6 +46,8 @@ class Settings:
     """Add ``feasibility:`` warnings for claims, claim templates and PodGroups."""
     capacity_defaulting: bool = True
     """Write default and rounded capacity requests into claims on ``/mutate``."""
+    feasibility_timeout_seconds: float = 2.0
+    """At most this long per feasibility check, however long the request deadline is."""
     allocator_max_steps: int = 200_000
     """Search-step budget of one feasibility check (the deadline applies as well)."""
     log_objects: bool = False
@@ -114,6 +116,7 @@ _FILE_KEYS = {
     "feasibility": "feasibility",
     "capacityDefaulting": "capacity_defaulting",
     "allocatorMaxSteps": "allocator_max_steps",
+    "feasibilityTimeoutSeconds": "feasibility_timeout_seconds",
     "logObjects": "log_objects",
 }
 

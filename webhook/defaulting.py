@@ -128,7 +128,7 @@ def _fill_omitted(devices: list[Device], current: dict[str, Any], proposed: dict
     if not shareable:
         return
     common = set.intersection(*(set(d.capnames) for d in shareable))
-    common -= set.union(*(_requested_full(d, current) for d in shareable))
+    common -= set[str]().union(*(_requested_full(d, current) for d in shareable))
     for full in sorted(common):
         outcomes: dict[tuple[Fraction, str], list[str]] = {}
         spelling: set[str] = set()

@@ -42,20 +42,47 @@ def _tokens(ptr: str) -> list[str]:
 
 
 def apply_patch(doc: Any, ops: list[dict[str, Any]]) -> Any:
-    """Apply ``ops`` to a deep copy of ``doc`` and return the copy. Raises PatchError."""
-    out = copy.deepcopy(doc)
+    """Apply ``ops`` and return the new document; ``doc`` itself is never modified.
+
+    Copy-on-write: only the containers on the path of each operation are copied (shallow),
+    everything else is shared with ``doc``, so patching a large object costs O(ops × depth),
+    not a deep copy. Values added by ops are deep-copied. Raises PatchError.
+    """
+    out = doc
+    copied: set[int] = set()  # ids of containers this call already owns
+
+    def own(node: Any) -> Any:
+        if id(node) in copied:
+            return node
+        new = dict(node) if isinstance(node, dict) else list(node)
+        copied.add(id(new))
+        return new
+
     for op in ops:
         toks = _tokens(op["path"])
+        kind = op["op"]
+        if kind not in ("add", "remove", "replace"):
+            raise PatchError(f"unsupported op {kind}")
         if not toks:
-            if op["op"] in ("add", "replace"):
+            if kind in ("add", "replace"):
                 out = copy.deepcopy(op["value"])
                 continue
             raise PatchError("cannot remove the root")
+        if not isinstance(out, (dict, list)):
+            raise PatchError(f"{op['path']}: parent is not a container")
+        out = own(out)
         parent = out
         for t in toks[:-1]:
-            parent = _step(parent, t)
+            child = _step(parent, t)
+            if not isinstance(child, (dict, list)):
+                raise PatchError(f"{op['path']}: parent is not a container")
+            child = own(child)
+            if isinstance(parent, dict):
+                parent[t] = child
+            else:
+                parent[_index(t, len(parent))] = child
+            parent = child
         last = toks[-1]
-        kind = op["op"]
         if isinstance(parent, dict):
             if kind == "add":
                 parent[last] = copy.deepcopy(op["value"])
@@ -63,11 +90,9 @@ def apply_patch(doc: Any, ops: list[dict[str, Any]]) -> Any:
                 raise PatchError(f"{kind}: no member {op['path']}")
             elif kind == "remove":
                 del parent[last]
-            elif kind == "replace":
-                parent[last] = copy.deepcopy(op["value"])
             else:
-                raise PatchError(f"unsupported op {kind}")
-        elif isinstance(parent, list):
+                parent[last] = copy.deepcopy(op["value"])
+        else:
             if kind == "add" and last == "-":
                 parent.append(copy.deepcopy(op["value"]))
                 continue
@@ -76,12 +101,8 @@ def apply_patch(doc: Any, ops: list[dict[str, Any]]) -> Any:
                 parent.insert(i, copy.deepcopy(op["value"]))
             elif kind == "remove":
                 del parent[i]
-            elif kind == "replace":
-                parent[i] = copy.deepcopy(op["value"])
             else:
-                raise PatchError(f"unsupported op {kind}")
-        else:
-            raise PatchError(f"{op['path']}: parent is not a container")
+                parent[i] = copy.deepcopy(op["value"])
     return out
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
-from functools import total_ordering
+from functools import lru_cache, total_ordering
 from math import ceil
 from typing import Any
 
@@ -104,8 +104,21 @@ class Quantity:
 def parse_quantity(text: Any) -> Quantity:
     """Parse a quantity as the apiserver decodes one from JSON (string or number).
 
-    Raises ``QuantityError`` with upstream's message for anything else.
+    Raises ``QuantityError`` with upstream's message for anything else. Results for strings
+    are cached (objects repeat the same few quantities); treat a returned Quantity as
+    immutable.
     """
+    if type(text) is str:
+        return _parse_text(text)
+    return _parse(text)
+
+
+@lru_cache(maxsize=8192)
+def _parse_text(text: str) -> Quantity:
+    return _parse(text)
+
+
+def _parse(text: Any) -> Quantity:
     if isinstance(text, bool) or text is None:
         raise QuantityError(EXPECTED)
     if isinstance(text, int):

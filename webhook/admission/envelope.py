@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import accumulate
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 from jsonschema import Draft202012Validator

@@ -65,7 +65,7 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
     out.handled = True
     ctx = RuleContext(gates=settings.gates, operation=req.operation, old=req.old,
                       subresource=req.subresource, dry_run=req.dry_run)
-    mutation = _mutate(rules, req, ctx, settings, state)
+    mutation = _mutate(rules, req, ctx, settings, state, defaults=endpoint != "validate")
     obj = req.obj
     if mutation.ops:
         try:
@@ -93,10 +93,15 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
 
 
 def _mutate(rules: ModuleType, req: AdmissionRequest, ctx: RuleContext, settings: Settings,
-            state: StateSource | None) -> Mutation:
+            state: StateSource | None, *, defaults: bool) -> Mutation:
+    """The rules' strips plus, when ``defaults``, capacity defaulting.
+
+    ``/validate`` skips defaulting: the validating webhook cannot return a patch, and the
+    capacity requests it would add are never validated (RC-EX-8), so it cannot change a verdict.
+    """
     assert req.obj is not None
     mutation: Mutation = rules.mutate(req.obj, ctx)
-    plan = getattr(_defaulting(), "plan_capacity_defaults", None)
+    plan = getattr(_defaulting(), "plan_capacity_defaults", None) if defaults else None
     if plan is not None and req.kind in ("ResourceClaim", "ResourceClaimTemplate") \
             and req.operation == "CREATE" and settings.capacity_defaulting and state is not None:
         base = req.obj
@@ -143,8 +148,8 @@ def _feasibility(obj: dict[str, Any], settings: Settings, state: StateSource | N
     if not state.ready():
         return ["feasibility: not checked, cluster state is not synced yet"]
     now = time.monotonic()
-    budget_end = (deadline if deadline is not None else now + settings.default_timeout_seconds) \
-        - settings.deadline_margin_seconds
+    budget_end = min((deadline if deadline is not None else now + settings.default_timeout_seconds)
+                     - settings.deadline_margin_seconds, now + settings.feasibility_timeout_seconds)
     if budget_end <= now:
         return ["feasibility: not checked, no time left before the request deadline"]
     try:

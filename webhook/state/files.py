@@ -26,10 +26,20 @@ def parse_documents(text: str, origin: str) -> list[dict[str, Any]]:
     """Every Kubernetes object in a YAML/JSON text; ``kind: List`` is flattened.
 
     Raises BadInput with a one-line reason when the text is not YAML/JSON or holds a
-    document that is not a Kubernetes object.
+    document that is not a Kubernetes object. JSON is tried first when the text looks like
+    JSON: the C JSON parser is many times faster than YAML on large state files.
     """
+    docs: list[Any] | None = None
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            docs = [json.loads(text)]
+        except ValueError:
+            docs = None
+        except RecursionError:
+            raise BadInput(f"{origin}: document nested too deeply") from None
     try:
-        docs = list(yaml.load_all(text, Loader=_loader()))
+        if docs is None:
+            docs = list(yaml.load_all(text, Loader=_loader()))
     except yaml.YAMLError as e:
         try:  # a JSON file with something YAML dislikes (tabs) still gets a fair try
             docs = [json.loads(text)]
