@@ -8,6 +8,7 @@ field error instead of an exception. Pure and stdlib-only apart from our own mod
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from webhook.fielderrors import (
@@ -198,7 +199,22 @@ def _validate_c_identifier(value: str, path: FieldPath) -> list[FieldError]:
 
 
 def validate_qualified_name(name: str, path: FieldPath) -> list[FieldError]:
-    """Attribute / capacity name: ``id`` or ``domain/id`` (errors on the map path, no key)."""
+    """Attribute / capacity name: ``id`` or ``domain/id`` (errors on the map path, no key).
+
+    The same few names repeat on every device of a slice: the verdict per name is cached and
+    field errors are only built for a bad name.
+    """
+    if isinstance(name, str) and len(name) <= 2 * KEY_TRUNCATE and _qualified_name_ok(name):
+        return []
+    return _qualified_name_errors(name, path)
+
+
+@lru_cache(maxsize=4096)
+def _qualified_name_ok(name: str) -> bool:
+    return not _qualified_name_errors(name, FieldPath())
+
+
+def _qualified_name_errors(name: str, path: FieldPath) -> list[FieldError]:
     parts = name.split("/")
     if len(parts) == 1:
         return _validate_c_identifier(name, path)

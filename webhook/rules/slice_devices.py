@@ -117,12 +117,18 @@ def validate_device(
 # --- attributes ----------------------------------------------------------------------------
 
 
+_LIST_KIND_SET = frozenset(LIST_KINDS)
+
+
 def count_attribute_values(attrs: Any) -> int:
     """Scalars count 1, a list counts its length (upstream ``numEntriesDeviceAttribute``)."""
     if not isinstance(attrs, dict):
         return 0
     n = 0
     for a in attrs.values():
+        if isinstance(a, dict) and _LIST_KIND_SET.isdisjoint(a):
+            n += 1
+            continue
         lists = [a.get(k) for k in LIST_KINDS] if isinstance(a, dict) else []
         sizes = [len(v) for v in lists if isinstance(v, list)]
         n += sum(sizes) if any(sizes) else 1
@@ -136,7 +142,25 @@ def has_list_attribute(dev: dict[str, Any]) -> bool:
     return any(isinstance(a, dict) and any(a.get(k) is not None for k in LIST_KINDS) for a in attrs.values())
 
 
+def _attribute_is_plainly_valid(attr: Any) -> bool:
+    """Fast path for the common attribute: exactly one valid scalar value (no paths built)."""
+    if type(attr) is not dict or len(attr) != 1:
+        return False
+    (kind, v), = attr.items()
+    if kind == "string":
+        return type(v) is str and len(v) <= ATTRIBUTE_VALUE_MAX_LEN
+    if kind == "int":
+        return type(v) is int
+    if kind == "bool":
+        return type(v) is bool
+    if kind == "version":
+        return type(v) is str and len(v) <= ATTRIBUTE_VALUE_MAX_LEN and SEMVER_RE.match(v) is not None
+    return False
+
+
 def validate_attribute(attr: Any, path: FieldPath) -> list[FieldError]:
+    if _attribute_is_plainly_valid(attr):
+        return []
     errs: list[FieldError] = []
     a = as_object(attr, path, errs)
     if a is None:

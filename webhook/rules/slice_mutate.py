@@ -14,7 +14,6 @@ something meaningful, i.e. not null or empty, was removed).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -109,20 +108,33 @@ def _groups_in_use(old: Any) -> bool:
     return any(is_set(e.get("compatibilityGroups")) for _, d in _devices(old) for _, e in _consumptions(d))
 
 
-# --- removal on the working copy -----------------------------------------------------------
+# --- removal planning ------------------------------------------------------------------------
+
+
+_LIST_KIND_SET = frozenset(LIST_KINDS)
 
 
 class _Stripper:
+    """Plans removals against the incoming object without copying or changing it.
+
+    The strips touch disjoint keys, with one nesting: a removed ``consumesCounters`` takes its
+    ``compatibilityGroups`` with it, so ``gone`` records removed paths and the groups pass
+    skips what is already gone.
+    """
+
     def __init__(self, work: dict[str, Any]) -> None:
         self.work = work
         self.ops: list[dict[str, Any]] = []
+        self.gone: set[tuple[str | int, ...]] = set()
 
     def remove(self, container: dict[str, Any], key: str, *tokens: str | int) -> bool:
-        """Remove ``key`` (if present and not null); answer whether the value was meaningful."""
-        if key not in container or container[key] is None:
+        """Plan removing ``key`` (if present and not null); answer whether the value was meaningful."""
+        path = (*tokens, key)
+        if key not in container or container[key] is None or path in self.gone:
             return False
-        value = container.pop(key)
-        self.ops.append(op_remove(pointer(*tokens, key)))
+        value = container[key]
+        self.gone.add(path)
+        self.ops.append(op_remove(pointer(*path)))
         return is_set(value) if isinstance(value, (list, dict)) else True
 
 
@@ -160,7 +172,7 @@ def _strip_list_attributes(s: _Stripper) -> list[str]:
         attrs = d.get("attributes")
         if isinstance(attrs, dict):
             for name, a in attrs.items():
-                if isinstance(a, dict):
+                if isinstance(a, dict) and not _LIST_KIND_SET.isdisjoint(a):
                     for k in LIST_KINDS:
                         if s.remove(a, k, "spec", "devices", i, "attributes", name):
                             removed.append(k)
@@ -227,7 +239,7 @@ def mutate_slice(obj: Any, ctx: RuleContext) -> Mutation:
     if not isinstance(obj, dict) or ctx.operation not in ("CREATE", "UPDATE"):
         return out
     old = ctx.old if ctx.operation == "UPDATE" else None
-    s = _Stripper(copy.deepcopy(obj))
+    s = _Stripper(obj)
     for gate, in_use, strip in _STRIPS:
         if not _gate_off(gate, ctx) or in_use(old):
             continue
@@ -238,13 +250,14 @@ def mutate_slice(obj: Any, ctx: RuleContext) -> Mutation:
     strip_groups = not ctx.gates.enabled(CG_GATE) and not _groups_in_use(old)
     stripped = 0
     for i, d in _devices(s.work):
+        if ("spec", "devices", i, "consumesCounters") in s.gone:
+            continue
         for j, e in _consumptions(d):
             if "compatibilityGroups" not in e:
                 continue
             groups = e["compatibilityGroups"]
             empty = groups is None or groups == []
             if empty or strip_groups:
-                del e["compatibilityGroups"]
                 s.ops.append(
                     op_remove(pointer("spec", "devices", i, "consumesCounters", j, "compatibilityGroups"))
                 )
