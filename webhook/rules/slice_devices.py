@@ -93,7 +93,8 @@ def validate_device(
             )
         )
     errs.extend(
-        validate_map(attrs, path.child("attributes"), -1, validate_qualified_name, validate_attribute)
+        validate_map(attrs, path.child("attributes"), -1, validate_qualified_name, validate_attribute,
+                     item_ok=_attribute_is_plainly_valid)
     )
 
     amp = path.child("allowMultipleAllocations")
