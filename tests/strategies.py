@@ -186,6 +186,8 @@ def mutate_doc(draw: st.DrawFn, doc: Any, max_mutations: int = 3) -> Any:
         elif how == "huge-list":
             n = draw(st.sampled_from([33, 65, 129, 257, 1025, 5000]))
             item = cur[0] if isinstance(cur, list) and cur else cur
+            # Keep the document near the 3 MiB body cap (some just over it), not far beyond.
+            n = max(2, min(n, 3_500_000 // max(1, len(json.dumps(item)))))
             doc = _set(doc, path, [copy.deepcopy(item) if i < 3 else item for i in range(n)])
         elif how == "extra-key" and isinstance(cur, dict):
             cur[draw(odd_text())] = draw(json_values(4))
