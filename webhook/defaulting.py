@@ -24,6 +24,7 @@ from typing import Any
 
 from webhook.allocator import consumed_capacity, eligible_devices, model_for
 from webhook.allocator.capacity import CapacityError
+from webhook.allocator.engine import OUT_OF_TIME
 from webhook.allocator.model import CapSpec, Device, Model
 from webhook.fielderrors import FieldPath
 from webhook.gates import FeatureGates
@@ -42,8 +43,26 @@ def is_opted_out(obj: dict[str, Any]) -> bool:
     return isinstance(ann, dict) and str(ann.get(OPT_OUT_ANNOTATION, "")).lower() == "off"
 
 
-def plan_capacity_defaults(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGates) -> Mutation:
-    """Patch ops and warnings for one claim or claim template (already gate-stripped)."""
+class _OutOfTime(Exception):
+    pass
+
+
+def plan_capacity_defaults(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGates,
+                           deadline: float | None = None) -> Mutation:
+    """Patch ops and warnings for one claim or claim template (already gate-stripped).
+
+    ``deadline`` (``time.monotonic()``) bounds the work: requests not reached in time are
+    left as they are, with one warning; what was planned before stays.
+    """
+    try:
+        return _plan(obj, snapshot, gates, deadline)
+    except _OutOfTime as e:
+        out: Mutation = e.args[0]
+        out.warnings.append("capacity defaulting cut short at the request deadline: some requests left as written")
+        return out
+
+
+def _plan(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGates, deadline: float | None) -> Mutation:
     out = Mutation()
     if not gates.enabled("DRAConsumableCapacity") or is_opted_out(obj):
         return out
@@ -65,24 +84,26 @@ def plan_capacity_defaults(obj: dict[str, Any], snapshot: ClusterSnapshot, gates
             continue
         name = str(req.get("name", i))
         if isinstance(req.get("exactly"), dict):
-            _plan_one(req["exactly"], rpath.index(i).child("exactly"), name, model, gates, out)
+            _plan_one(req["exactly"], rpath.index(i).child("exactly"), name, model, gates, out, deadline)
         elif isinstance(req.get("firstAvailable"), list):
             for j, sub in enumerate(req["firstAvailable"]):
                 if isinstance(sub, dict):
                     _plan_one(sub, rpath.index(i).child("firstAvailable").index(j),
-                              f"{name}/{sub.get('name', j)}", model, gates, out)
+                              f"{name}/{sub.get('name', j)}", model, gates, out, deadline)
     return out
 
 
 def _plan_one(body: dict[str, Any], path: FieldPath, label: str, model: Model, gates: FeatureGates,
-              out: Mutation) -> None:
+              out: Mutation, deadline: float | None) -> None:
     cap = body.get("capacity")
     if cap is not None and not isinstance(cap, dict):
         return
     current = (cap or {}).get("requests") or {}
     if not isinstance(current, dict):
         return
-    devices = eligible_devices(body, model)
+    devices = eligible_devices(body, model, deadline)
+    if devices == OUT_OF_TIME:
+        raise _OutOfTime(out)
     if isinstance(devices, str) or not devices:
         return
     proposed = dict(current)
@@ -101,7 +122,9 @@ def _plan_one(body: dict[str, Any], path: FieldPath, label: str, model: Model, g
     if not isinstance(after["capacity"], dict):
         return
     after["capacity"]["requests"] = proposed
-    problem = _non_neutral(body, after, devices, model, gates)
+    problem = _non_neutral(body, after, devices, model, gates, deadline)
+    if problem == OUT_OF_TIME:
+        raise _OutOfTime(out)
     if problem:
         out.warnings.append(f"capacity of {label} not defaulted: {problem}")
         return
@@ -190,9 +213,9 @@ def _fmt_of(raw: Any) -> str:
 
 
 def _non_neutral(before: dict[str, Any], after: dict[str, Any], devices: list[Device], model: Model,
-                 gates: FeatureGates) -> str | None:
+                 gates: FeatureGates, deadline: float | None) -> str | None:
     """None when ``after`` selects the same devices and each consumes what it did before."""
-    devices_after = eligible_devices(after, model)
+    devices_after = eligible_devices(after, model, deadline)
     if isinstance(devices_after, str):
         return devices_after
     keys_before = {d.key() for d in devices}

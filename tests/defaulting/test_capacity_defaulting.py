@@ -143,3 +143,15 @@ def test_update_is_not_defaulted():
     obj = claim()
     resp, _ = run_review(review(obj, op="UPDATE", old=obj), Settings(), st, endpoint="mutate")
     assert decode_patch(resp) == []
+
+
+def test_deadline_stops_defaulting_with_a_warning():
+    import time
+
+    from webhook.defaulting import plan_capacity_defaults
+    st = state(nic("nic-a", policy=STEP))
+    out = plan_capacity_defaults(claim(), st.snapshot(), FeatureGates(), deadline=time.monotonic() - 1)
+    assert out.ops == []
+    assert out.warnings == ["capacity defaulting cut short at the request deadline: some requests left as written"]
+    done = plan_capacity_defaults(claim(), st.snapshot(), FeatureGates(), deadline=time.monotonic() + 30)
+    assert done.ops and done.warnings == []

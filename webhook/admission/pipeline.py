@@ -65,7 +65,7 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
     out.handled = True
     ctx = RuleContext(gates=settings.gates, operation=req.operation, old=req.old,
                       subresource=req.subresource, dry_run=req.dry_run)
-    mutation = _mutate(rules, req, ctx, settings, state, defaults=endpoint != "validate")
+    mutation = _mutate(rules, req, ctx, settings, state, defaults=endpoint != "validate", deadline=deadline)
     obj = req.obj
     if mutation.ops:
         try:
@@ -93,7 +93,7 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
 
 
 def _mutate(rules: ModuleType, req: AdmissionRequest, ctx: RuleContext, settings: Settings,
-            state: StateSource | None, *, defaults: bool) -> Mutation:
+            state: StateSource | None, *, defaults: bool, deadline: float | None) -> Mutation:
     """The rules' strips plus, when ``defaults``, capacity defaulting.
 
     ``/validate`` skips defaulting: the validating webhook cannot return a patch, and the
@@ -111,7 +111,7 @@ def _mutate(rules: ModuleType, req: AdmissionRequest, ctx: RuleContext, settings
             except PatchError:
                 return mutation
         try:
-            extra: Mutation = plan(base, state.snapshot(), settings.gates)
+            extra: Mutation = plan(base, state.snapshot(), settings.gates, deadline=_budget_end(settings, deadline))
         except Exception:  # defaulting is a convenience: never fail the request for it
             log.exception("capacity defaulting failed (uid=%s)", req.uid)
             extra = Mutation()
@@ -125,6 +125,15 @@ def _defaulting() -> ModuleType | None:
     except ImportError:
         return None
     return defaulting
+
+
+def _budget_end(settings: Settings, deadline: float | None) -> float:
+    """When optional work (defaulting, feasibility) must stop: before the request deadline
+    minus the margin, and at most ``feasibility_timeout_seconds`` from now."""
+    now = time.monotonic()
+    end = (deadline if deadline is not None else now + settings.default_timeout_seconds) \
+        - settings.deadline_margin_seconds
+    return min(end, now + settings.feasibility_timeout_seconds)
 
 
 def _state_notes(rules: ModuleType, obj: dict[str, Any], state: StateSource | None) -> list[str]:
@@ -148,8 +157,7 @@ def _feasibility(obj: dict[str, Any], settings: Settings, state: StateSource | N
     if not state.ready():
         return ["feasibility: not checked, cluster state is not synced yet"]
     now = time.monotonic()
-    budget_end = min((deadline if deadline is not None else now + settings.default_timeout_seconds)
-                     - settings.deadline_margin_seconds, now + settings.feasibility_timeout_seconds)
+    budget_end = _budget_end(settings, deadline)
     if budget_end <= now:
         return ["feasibility: not checked, no time left before the request deadline"]
     try:

@@ -174,13 +174,17 @@ def _why(s: Search) -> list[str]:
     return out
 
 
-def eligible_devices(request: dict[str, Any], model: Model) -> list[Device] | str:
+OUT_OF_TIME = "deadline reached before every device was checked"
+
+
+def eligible_devices(request: dict[str, Any], model: Model, deadline: float | None = None) -> list[Device] | str:
     """Devices anywhere in the model that could serve ``request`` if nothing were in use.
 
     ``request`` is an ``exactly`` body or a subrequest (deviceClassName, selectors, capacity).
     Checks class and request selectors, binding-condition gates and the static capacity fit;
     ignores nodes, pools' completeness and current usage. Returns a reason string on a fatal
-    problem (unknown class, CEL error).
+    problem (unknown class, CEL error) and ``OUT_OF_TIME`` when ``deadline`` (a
+    ``time.monotonic()`` value) passes first: selectors are CEL and can be slow.
     """
     try:
         leaf: Leaf = _leaf(request, "request", "request", "eligibility", model, model.gates)
@@ -193,6 +197,8 @@ def eligible_devices(request: dict[str, Any], model: Model) -> list[Device] | st
     try:
         for sl in model.slices:
             for d in sl.devices:
+                if deadline is not None and time.monotonic() > deadline:
+                    return OUT_OF_TIME
                 if d.binding and not binding_on:
                     continue
                 if not all(selector_matches(model, s, d) for s in leaf.class_selectors + leaf.selectors):
