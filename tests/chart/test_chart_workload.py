@@ -186,14 +186,15 @@ def test_config_file_is_accepted_by_the_server(ci: Rendered):
 
 def test_config_values_map_one_to_one():
     config = {"deadlineMarginSeconds": 1.5, "maxBodyBytes": 1048576, "maxWarnings": 3,
-              "feasibility": False, "capacityDefaulting": False, "allocatorMaxSteps": 1234,
-              "logObjects": True}
+              "feasibility": False, "capacityDefaulting": False, "feasibilityTimeoutSeconds": 1.5,
+              "allocatorMaxSteps": 1234, "logObjects": True}
     r = render({"config": config, "featureGates": {"GenericWorkload": True, "DRAConsumableCapacity": False}})
     data = yaml.safe_load(r.one("ConfigMap")["data"]["config.yaml"])
     assert data == {**config, "defaultTimeoutSeconds": 5,
                     "featureGates": {"GenericWorkload": True, "DRAConsumableCapacity": False}}
     s = parse_config(r.one("ConfigMap")["data"]["config.yaml"], Settings())
     assert (s.feasibility, s.capacity_defaulting, s.log_objects) == (False, False, True)
+    assert (s.feasibility_timeout_seconds, s.allocator_max_steps) == (1.5, 1234)
     assert s.gates.enabled("GenericWorkload") and not s.gates.enabled("DRAConsumableCapacity")
 
 
