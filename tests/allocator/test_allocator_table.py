@@ -59,11 +59,11 @@ CASES = [
     ("no-devices-anywhere", BASE, [C(req())], {}, {}, None, UNSATISFIABLE),
     ("two-requests-in-order", BASE + GPUS, [C(req("a"), req("b", count=2))], {}, {},
      [["gpu-0", "gpu-1", "gpu-2"]], OK),
-    ("five-of-four-explores-combinations", BASE + GPUS, [C(req(count=5))], {}, {"node": "node-1", "steps": 16},
+    ("five-of-four-explores-combinations", BASE + GPUS, [C(req(count=5))], {}, {"node": "node-1", "steps": 5},
      None, UNSATISFIABLE),
     ("backtracking-match-attribute", BASE + TYPED,
      [C(req("a"), req("b"), constraints=[{"matchAttribute": f"{DRV}/type"}])], {}, {}, [["b-0", "b-1"]], OK),
-    ("budget-exceeded", BASE + GPUS, [C(req(count=5))], {}, {"node": "node-1", "max_steps": 5}, None, CUT_SHORT),
+    ("budget-exceeded", BASE + GPUS, [C(req(count=5))], {}, {"node": "node-1", "max_steps": 3}, None, CUT_SHORT),
     # §4 counters
     ("counters-one-of-two-6gi", BASE + SEED_COUNTERS, [C(req())], {}, {}, [["device-1"]], OK),
     ("counters-two-6gi-on-8gi-exhausted", BASE + SEED_COUNTERS, [C(req(count=2))], {}, {}, None, UNSATISFIABLE),

@@ -1,14 +1,21 @@
 """Compact allocator model of one ClusterSnapshot: slices, devices, classes, nodes, allocated state.
 
 Built once per (snapshot, gates) and cached (``model_for``); per-request work never rebuilds it.
+Converted slices are gate-independent and immutable, so they are reused across models: a cache
+keyed by the identity of the raw slice dict plus its resourceVersion (the live store publishes
+a new snapshot per watch event but keeps the dicts of unchanged objects) makes the model of the
+next snapshot cost only the changed slices. The cache holds the slices of the latest build only
+(entries of slices no longer present are dropped); new dicts (files) simply miss it.
 Pure: no I/O, no kubernetes imports. Raw attribute and capacity maps are *referenced* from the
-snapshot, not copied; strings are interned and identical capacity/counter specs are shared, so
-the model stays a small multiple of the state's JSON size. Odd state (wrong types, unparsable
-quantities) never raises: it is read as "absent" or zero, the way the scheduler would skip it.
+snapshot, not copied; strings are interned, integral counter values are ints, and identical
+capacity/counter specs (and their tuples) are shared, so the model stays a small multiple of the
+state's JSON size. Odd state (wrong types, unparsable quantities) never raises: it is read as
+"absent" or zero, the way the scheduler would skip it.
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 import weakref
@@ -40,6 +47,18 @@ def _l(v: Any) -> list[Any]:
 def qty(v: Any) -> Fraction | None:
     q = try_parse(v) if v is not None else None
     return q.value if q is not None else None
+
+
+def _num(v: Fraction | None) -> int | Fraction:
+    """A counter amount: an int when integral (fast to add and compare), else the Fraction."""
+    if v is None:
+        return 0
+    return v.numerator if v.denominator == 1 else v
+
+
+def _shared(interner: dict[Any, Any], value: Any) -> Any:
+    """One shared instance of an immutable (hashable) value."""
+    return interner.setdefault(("v", value), value)
 
 
 class CapSpec:
@@ -74,12 +93,13 @@ class Device:
 
     __slots__ = ("uid", "name", "slice", "attrs", "caps", "capnames", "consumes", "allow_multi",
                  "binding", "taints", "node_name", "all_nodes", "node_selector", "skip_node_ops",
-                 "has_groups", "_view", "raw_capacity")
+                 "has_groups", "_view", "raw_capacity", "dkey")
 
     def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
         self.uid = uid
         self.name = _s(raw.get("name"))
         self.slice = sl
+        self.dkey = (sl.driver, sl.pool, self.name)
         self.attrs: dict[str, Any] = _d(raw.get("attributes"))
         self.raw_capacity: dict[str, Any] = _d(raw.get("capacity"))
         caps: list[tuple[str, str, CapSpec]] = []
@@ -102,14 +122,14 @@ class Device:
                 if spec is None:
                     spec = interner[key] = CapSpec(c)
                 caps.append((_intern(full), _intern(name), spec))
-        self.caps = tuple(caps)
-        self.capnames = frozenset(n for n, _, _ in caps)
-        cons: list[tuple[str, tuple[tuple[str, Fraction], ...], frozenset[str] | None]] = []
+        self.caps = _shared(interner, tuple(caps))
+        self.capnames = _shared(interner, frozenset(n for n, _, _ in caps))
+        cons: list[tuple[str, tuple[tuple[str, int | Fraction], ...], frozenset[str] | None]] = []
         self.has_groups = False
         for cc in _l(raw.get("consumesCounters")):
             if not isinstance(cc, dict):
                 continue
-            counters = tuple(sorted((_s(k), qty(_d(v).get("value")) or ZERO)
+            counters = tuple(sorted((_s(k), _num(qty(_d(v).get("value"))))
                                     for k, v in _d(cc.get("counters")).items()))
             groups_raw = [g for g in _l(cc.get("compatibilityGroups")) if isinstance(g, str)]
             groups = frozenset(_intern(g) for g in groups_raw) if groups_raw else None
@@ -120,14 +140,14 @@ class Device:
             if entry is None:
                 entry = interner[ckey] = ckey[1:]
             cons.append(entry)
-        self.consumes = tuple(cons)
+        self.consumes = _shared(interner, tuple(cons))
         self.allow_multi = raw.get("allowMultipleAllocations") is True
         self.binding = bool(_l(raw.get("bindingConditions")))
         taints = []
         for t in _l(raw.get("taints")):
             if isinstance(t, dict):
                 taints.append((_s(t.get("key")), _s(t.get("value")), _s(t.get("effect"))))
-        self.taints = tuple(taints)
+        self.taints = _shared(interner, tuple(taints)) if taints else ()
         self.node_name = _s(raw.get("nodeName"))
         self.all_nodes = raw.get("allNodes") is True
         self.node_selector = parse_node_selector(raw.get("nodeSelector"))
@@ -143,7 +163,7 @@ class Device:
         return self.slice.pool
 
     def key(self) -> tuple[str, str, str]:
-        return (self.slice.driver, self.slice.pool, self.name)
+        return self.dkey
 
     def label(self) -> str:
         return f"{self.slice.driver}/{self.slice.pool}/{self.name}"
@@ -187,16 +207,16 @@ class Slice:
         self.per_device: bool | None = (spec["perDeviceNodeSelection"] is True
                                         if "perDeviceNodeSelection" in spec
                                         and spec["perDeviceNodeSelection"] is not None else None)
-        self.counter_sets: dict[str, dict[str, Fraction]] = {}
+        self.counter_sets: dict[str, dict[str, int | Fraction]] = {}
         names: list[str] = []
         for cs in _l(spec.get("sharedCounters")):
             if not isinstance(cs, dict):
                 continue
             n = _s(cs.get("name"))
             names.append(n)
-            self.counter_sets[n] = {_s(k): qty(_d(v).get("value")) or ZERO
+            self.counter_sets[n] = {_s(k): _num(qty(_d(v).get("value")))
                                     for k, v in _d(cs.get("counters")).items()}
-        self.counter_set_names = tuple(names)
+        self.counter_set_names = _shared(interner, tuple(names))
         self.has_counters = bool(names)
         devs = []
         for i, d in enumerate(_l(spec.get("devices"))):
@@ -268,21 +288,69 @@ class AllocatedState:
                 self.dedicated.add(key)
 
 
+_UIDS = itertools.count()
+"""Device uids, unique across every slice ever converted (slices are shared between models)."""
+_SLICES: dict[int, tuple[dict[str, Any], Any, Slice]] = {}
+"""id(raw slice dict) -> (that dict, its resourceVersion, the converted Slice): the latest build's."""
+_INTERNER: dict[Any, Any] = {}
+_SEL: dict[Any, dict[int, Any]] = {}
+"""CEL selector results, expression -> device uid -> bool | error text. Gate-independent, so
+shared by every model (a watch event does not re-evaluate unchanged devices); entries of
+dropped slices are removed, and at most ``_SEL_MAX`` expressions are kept."""
+_SEL_MAX = 256
+_SLICES_LOCK = threading.Lock()
+_INTERNER_MAX = 200_000
+
+
+def _rv(raw: dict[str, Any]) -> Any:
+    meta = raw.get("metadata")
+    return meta.get("resourceVersion") if isinstance(meta, dict) else None
+
+
+def convert_slices(raws: tuple[Any, ...]) -> list[Slice]:
+    """The converted slices of ``raws``, reusing those of the previous call for unchanged dicts."""
+    with _SLICES_LOCK:
+        cache = _SLICES
+        if len(_INTERNER) > _INTERNER_MAX:   # sharing is an optimisation: start afresh when large
+            _INTERNER.clear()
+        interner = _INTERNER
+        kept: dict[int, tuple[dict[str, Any], Any, Slice]] = {}
+        slices: list[Slice] = []
+        for raw in raws:
+            if not isinstance(raw, dict):
+                continue
+            rv = _rv(raw)
+            hit = cache.get(id(raw))
+            if hit is not None and hit[0] is raw and hit[1] == rv:
+                sl = hit[2]
+            else:
+                devs = _l(_d(raw.get("spec")).get("devices"))
+                first = next(_UIDS)
+                for _ in range(len(devs)):
+                    next(_UIDS)
+                sl = Slice(raw, first, interner)
+            kept[id(raw)] = (raw, rv, sl)
+            slices.append(sl)
+        gone = [hit[2] for k, hit in cache.items() if k not in kept or kept[k][2] is not hit[2]]
+        _SLICES.clear()
+        _SLICES.update(kept)
+        if gone and _SEL:
+            uids = [d.uid for sl in gone for d in sl.devices]
+            for results in list(_SEL.values()):
+                for u in uids:
+                    results.pop(u, None)
+        while len(_SEL) > _SEL_MAX:
+            del _SEL[next(iter(_SEL))]
+    return slices
+
+
 class Model:
     """Everything the search needs from one snapshot under one gate set."""
 
     def __init__(self, snapshot: ClusterSnapshot, gates: FeatureGates) -> None:
         self.gates = gates
         self.snapshot_version = snapshot.version
-        interner: dict[Any, Any] = {}
-        uid = 0
-        slices: list[Slice] = []
-        for raw in snapshot.of("ResourceSlice"):
-            if not isinstance(raw, dict):
-                continue
-            sl = Slice(raw, uid, interner)
-            uid += len(sl.devices)
-            slices.append(sl)
+        slices = convert_slices(snapshot.of("ResourceSlice"))
         self.all_slices = tuple(slices)
         pd = gates.enabled("DRAPartitionableDevices")
         cg = gates.enabled("DRADeviceCompatibilityGroups")
@@ -337,7 +405,7 @@ class Model:
                 self.allocated_claims[(_s(meta.get("namespace")), _s(meta.get("name")))] = raw
                 self.allocated.add_results(results, gates)
         self._pools: dict[str, Any] = {}
-        self.sel_cache: dict[Any, dict[int, Any]] = {}
+        self.sel_cache: dict[Any, dict[int, Any]] = _SEL
         self.lock = threading.Lock()
 
     def node(self, name: str) -> NodeInfo:

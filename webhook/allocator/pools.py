@@ -25,7 +25,7 @@ class Pool:
         self.invalid_reason = ""
         self.targeting: list[Slice] = []
         self.not_targeting: list[Slice] = []
-        self.counter_sets: dict[str, dict[str, Fraction]] = {}
+        self.counter_sets: dict[str, dict[str, int | Fraction]] = {}
         self.has_binding = False
         self.candidates: tuple[Device, ...] = ()
         self.by_name: dict[str, Device] = {}
