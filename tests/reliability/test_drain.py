@@ -107,11 +107,18 @@ def test_sigterm_under_load_drains_without_resets(tmp_path, rel_certs):
         """A request that is in flight when the workers stop taking new ones."""
         while time.monotonic() < at:
             time.sleep(0.01)
-        big = json.loads(json.dumps(SLICE))
-        big["spec"]["devices"] = [{"name": f"d-{i}", "attributes": {f"a{j}": {"string": "v" * 60} for j in range(30)}}
-                                  for i in range(128)]
+        # A claim whose feasibility check is slow on purpose (32 requests with distinct 60-term
+        # selectors against the example state): it runs until the server's feasibility time cap
+        # (2 s), so it is certainly in flight when the workers stop taking new requests.
+        def expr(k: int) -> str:
+            return " || ".join(f'device.driver == "slow-{k}-{j}.example.com"' for j in range(60))
+        reqs = [{"name": f"r{k}", "exactly": {"deviceClassName": "gpu.example.com", "allocationMode": "ExactCount",
+                                              "count": 1, "selectors": [{"cel": {"expression": expr(k)}}]}}
+                for k in range(32)]
+        slow_claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                      "metadata": {"name": "slow", "namespace": "default"}, "spec": {"devices": {"requests": reqs}}}
         t = time.monotonic()
-        out = Client(srv, keep_alive=False).call("/validate?timeout=10s", review(big), timeout=15)
+        out = Client(srv, keep_alive=False).call("/validate?timeout=10s", review(slow_claim), timeout=15)
         slow.append(Call(t, time.monotonic(), out))
 
     threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(CLIENTS)]
