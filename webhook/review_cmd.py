@@ -176,7 +176,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return code
     code, text = run_simulate(objs, snapshot, settings.gates, args.node,
                               podgroup_mode=args.podgroup_mode, output=args.output)
-    print(text)
+    print(text.rstrip("\n"))
     return int(code)
 
 
