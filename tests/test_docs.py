@@ -1,0 +1,43 @@
+"""The command transcripts in the docs are what the commands print today."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ["docs/feasibility.md", "docs/gate-experiments.md"]
+
+
+def transcripts():
+    """(doc, command, expected output, expected exit code or None) for every ``$ dra-webhook`` block."""
+    for doc in DOCS:
+        text = (ROOT / doc).read_text()
+        for block in re.findall(r"```\n(.*?)```", text, flags=re.S):
+            if not block.startswith("$ dra-webhook "):
+                continue
+            lines = block.rstrip("\n").split("\n")
+            cmd = lines.pop(0)
+            while cmd.endswith("\\"):
+                cmd = cmd[:-1] + lines.pop(0).strip()
+            if "..." in cmd:
+                continue  # abbreviated in the text
+            code = None
+            if lines and lines[-1].startswith("# exit code "):
+                code = int(lines.pop()[len("# exit code "):])
+            yield pytest.param(cmd[2:], "\n".join(lines), code, id=f"{Path(doc).stem}:{cmd[14:70]}")
+
+
+@pytest.mark.parametrize(("cmd", "want", "code"), list(transcripts()))
+def test_doc_transcript(cmd, want, code):
+    args = shlex.split(cmd)[1:]
+    r = subprocess.run([sys.executable, "-m", "webhook", *args], capture_output=True, text=True, cwd=ROOT,
+                       timeout=120)
+    assert r.stdout.rstrip("\n") == want
+    if code is not None:
+        assert r.returncode == code
