@@ -98,3 +98,24 @@ def test_deep_brackets_inside_strings_do_not_count():
 def test_bad_reviews(doc, message):
     with pytest.raises(BadReview, match=message):
         parse_review(doc)
+
+
+envelopes = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.sampled_from(
+        ["apiVersion", "kind", "request", "uid", "operation", "object", "dryRun", "group", "x"]), kids, max_size=4),
+    max_leaves=20)
+
+
+@given(st.one_of(envelopes, st.builds(lambda r, k, v: {**review(SLICE), "request": {**review(SLICE)["request"], k: v}},
+                                      st.none(), st.sampled_from(["uid", "kind", "operation", "dryRun", "object",
+                                                                  "name", "oldObject", "subResource"]), envelopes)))
+def test_compiled_envelope_check_agrees_with_jsonschema(doc):
+    from webhook.admission.envelope import _is_valid_envelope, _validator
+    assert _is_valid_envelope(doc) == _validator().is_valid(doc)
+
+
+def test_compiled_schema_refuses_unknown_keywords():
+    from webhook.admission.envelope import compile_schema
+    with pytest.raises(ValueError, match="unsupported keyword 'pattern'"):
+        compile_schema({"type": "string", "pattern": "x"})
