@@ -30,7 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     p.add_argument("--quick", action="store_true", help="tiny sizes and counts, same code paths (CI smoke)")
     p.add_argument("--only", help="comma-separated subset, e.g. B1,B3")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="markdown file to write (default %(default)s)")
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"markdown file to write (default {DEFAULT_OUT}; --quick writes bench/results-quick.md so "
+                        "it never overwrites the full results)")
     a = p.parse_args(argv)
     chosen = [b.strip().upper() for b in a.only.split(",")] if a.only else list(BENCHES)
     unknown = [b for b in chosen if b not in BENCHES]
@@ -57,8 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     total = time.perf_counter() - started
     text = render(report, total)
     print(text)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(text)
+    out = a.out or (DEFAULT_OUT.with_name("results-quick.md") if a.quick else DEFAULT_OUT)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
     return 1 if crashed else 0
 
 
