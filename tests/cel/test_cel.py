@@ -196,3 +196,41 @@ def test_and_of_two_failing_operands_reports_the_first_error_like_cel_go():
     view = device_view("d", {"other": {"string": "x"}}, {}, False)
     with pytest.raises(CelRuntimeError, match=r"^no such key: type \(consider using has\(\)"):
         sel.matches(view)
+
+
+GUARDED = [
+    'device.driver == "gpu.example.com"',
+    "device.driver == 'gpu.example.com'",
+    ' device.driver=="gpu.example.com"  ',
+    'device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].model == "A100"',
+    'device.driver == "gpu.example.com" && device.attributes["gpu.example.com"].missing == 1',
+    'device.driver == "gpu.example.com" && false || true',
+    'device.driver == "gpu.example.com" && (true || false)',
+    'device.driver == "gpu.example.com" ? true : false',
+    'device.driver == "x" || true',
+]
+
+
+@pytest.mark.parametrize("expr", GUARDED)
+@pytest.mark.parametrize("driver", ["gpu.example.com", "other.example.com"])
+def test_native_driver_guard_answers_exactly_as_cel(expr, driver):
+    from webhook.cel import CelRuntimeError, compile_selector, device_view
+    from webhook.cel.compile import _runtime_message
+
+    sel = compile_selector(expr)
+    view = device_view(driver, {"model": {"string": "A100"}}, {}, False)
+
+    def outcome(fn):
+        try:
+            return bool(fn())
+        except CelRuntimeError as e:
+            return f"error: {e}"
+
+    def plain_cel():
+        import celpy
+        try:
+            return sel._program.evaluate({"device": view.value})
+        except celpy.CELEvalError as e:
+            raise CelRuntimeError(_runtime_message(e)) from None
+
+    assert outcome(lambda: sel.matches(view)) == outcome(plain_cel)
