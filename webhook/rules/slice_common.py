@@ -24,6 +24,7 @@ from webhook.fielderrors import (
 )
 from webhook.quantity import Quantity, QuantityError, parse_quantity, try_parse
 from webhook.rules.names import (
+    DNS1123_LABEL_MAX,
     is_c_identifier,
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -157,12 +158,19 @@ def validate_pool_name(value: Any, path: FieldPath) -> list[FieldError]:
 
 def validate_dns_label(value: Any, path: FieldPath) -> list[FieldError]:
     """DNS label, empty included as Invalid (device names, counter names)."""
+    if type(value) is str and len(value) <= DNS1123_LABEL_MAX and _is_label(value):
+        return []
     errs: list[FieldError] = []
     name = as_str(value, path, errs)
     if errs:
         return errs
     name = name or ""
     return [invalid(path, name, m) for m in is_dns1123_label(name)]
+
+
+@lru_cache(maxsize=8192)
+def _is_label(value: str) -> bool:
+    return not is_dns1123_label(value)
 
 
 def validate_required_label(value: Any, path: FieldPath) -> list[FieldError]:

@@ -22,6 +22,7 @@ from webhook.fielderrors import (
     too_many,
     type_invalid,
 )
+from webhook.quantity import try_parse
 from webhook.rules.slice_capacity import validate_capacity_map
 from webhook.rules.slice_common import (
     as_bool,
@@ -309,7 +310,11 @@ def validate_counters(value: Any, path: FieldPath, limit: int) -> list[FieldErro
             as_quantity(c.get("value"), p.child("value"), errs)
         return errs
 
-    return validate_map(value, path, limit, validate_dns_label, item, truncate=63)
+    return validate_map(value, path, limit, validate_dns_label, item, truncate=63, item_ok=_counter_is_plainly_valid)
+
+
+def _counter_is_plainly_valid(counter: Any) -> bool:
+    return type(counter) is dict and try_parse(counter.get("value")) is not None
 
 
 def validate_compatibility_groups(value: Any, path: FieldPath) -> list[FieldError]:
