@@ -113,3 +113,12 @@ def test_gates_lists_every_gate_with_defaults():
 def test_serve_with_missing_cert_exits_2(tmp_path):
     r = run("serve", "--tls-cert", str(tmp_path / "no.crt"), "--tls-key", str(tmp_path / "no.key"))
     assert r.returncode == 2 and "no such file" in r.stderr
+
+
+def test_environment_sets_gates_and_flags_win():
+    import os
+    env = {**os.environ, "DRA_WEBHOOK_FEATURE_GATES": "GenericWorkload=true,DRAConsumableCapacity=false"}
+    r = subprocess.run([*BIN, "gates", "-o", "json", "--feature-gates", "DRAConsumableCapacity=true"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    rows = {g["name"]: g["enabled"] for g in json.loads(r.stdout)["featureGates"]}
+    assert rows["GenericWorkload"] is True and rows["DRAConsumableCapacity"] is True

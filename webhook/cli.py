@@ -22,8 +22,9 @@ EXIT_OK, EXIT_DENIED, EXIT_USAGE = 0, 1, 2
 
 
 def build_settings(feature_gates: str | None, config: str | None) -> Settings:
-    """Defaults, then the config file, then ``--feature-gates`` (flags win, as in Kubernetes)."""
-    s = Settings()
+    """Defaults, then ``DRA_WEBHOOK_*`` environment variables, then the config file, then
+    ``--feature-gates`` (flags win, as in Kubernetes)."""
+    s = Settings.from_env()
     if config:
         s = load_config_file(config, s)
     if feature_gates:
