@@ -155,7 +155,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.cluster_state}: not a directory")
     opts = ServeOptions(bind=args.bind, tls_cert=args.tls_cert, tls_key=args.tls_key,
                         client_ca=args.client_ca, workers=args.workers, threads=args.threads,
-                        config_path=args.config, flag_gates=args.feature_gates,
+                        config_path=args.config or os.environ.get("DRA_WEBHOOK_CONFIG") or None,
+                        flag_gates=args.feature_gates,
                         cluster_state=args.cluster_state, kubeconfig=args.kubeconfig,
                         in_cluster=args.in_cluster, shutdown_delay=args.shutdown_delay,
                         log_level=args.log_level)

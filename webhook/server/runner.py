@@ -113,7 +113,10 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
 
         setup_logging(self.opts.log_level)
         o = self.opts
-        holder = SettingsHolder(self.settings, config_path=o.config_path, flag_gates=o.flag_gates)
+        # A reload re-applies the file over the environment's settings, then the flags.
+        env_base = Settings.from_env({k: v for k, v in os.environ.items() if k != "DRA_WEBHOOK_CONFIG"})
+        holder = SettingsHolder(self.settings, config_path=o.config_path, flag_gates=o.flag_gates,
+                                base=env_base)
         holder.check()  # the file may have changed since the master read it (SIGHUP restarts)
         holder.start()
         state = load_state(o.cluster_state, o.kubeconfig, o.in_cluster)  # starts list+watch threads
