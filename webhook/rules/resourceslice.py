@@ -17,6 +17,7 @@ from webhook.fielderrors import (
     FieldError,
     FieldPath,
     duplicate,
+    duplicates_by,
     forbidden,
     immutable,
     invalid,
@@ -254,13 +255,7 @@ def _validate_devices(spec: dict[str, Any], old: dict[str, Any] | None, ctx: Rul
         names.append(name if isinstance(name, str) else "")
         prev = old_devices.get(name) if isinstance(name, str) else None
         errs.extend(validate_device(d, prev, dp, per_device, fractional))
-    seen: set[str] = set()
-    for i, name in enumerate(names):
-        if name is None:
-            continue
-        if name in seen:
-            errs.append(duplicate(path.index(i), name))
-        seen.add(name)
+    errs.extend(duplicates_by(names, path, key=lambda n: n))  # later entries; None = not an object
     return errs
 
 
@@ -289,13 +284,7 @@ def _validate_shared_counters(value: Any, path: FieldPath) -> list[FieldError]:
                 errs.append(required(sp.child("counters")))
         else:
             errs.extend(validate_counters(counters, sp.child("counters"), MAX_COUNTERS_PER_SET))
-    seen: set[str] = set()
-    for i, name in enumerate(names):
-        if name is None:
-            continue
-        if name in seen:
-            errs.append(duplicate(path.index(i), name))
-        seen.add(name)
+    errs.extend(duplicates_by(names, path, key=lambda n: n))  # later entries; None = not an object
     return errs
 
 
