@@ -12,7 +12,7 @@ import re
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import celpy
@@ -23,6 +23,7 @@ from celpy.evaluation import CELEvalError
 
 from webhook.cel.check import MAX_COST, Checker, CheckError
 from webhook.cel.library import FUNCTIONS, CelQuantity, parse_semver, type_name
+from webhook.cel.native import NativeError, NativeEval, NativeFallback, translate
 from webhook.quantity import QuantityError, parse_quantity
 
 MAX_EXPRESSION_LENGTH = 10 * 1024
@@ -53,12 +54,17 @@ class CelRuntimeError(RuntimeError):
 class DeviceView:
     """The ``device`` CEL variable for one device; opaque to callers, built by ``device_view``."""
 
-    __slots__ = ("value", "error", "driver")
+    __slots__ = ("value", "error", "driver", "attrs", "caps")
 
-    def __init__(self, value: celtypes.MapType, error: str | None, driver: str = "") -> None:
+    def __init__(self, value: celtypes.MapType, error: str | None, driver: str = "",
+                 attrs: Mapping[str, Mapping[str, Any]] | None = None,
+                 caps: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.value = value
         self.error = error
         self.driver = driver
+        # The same values by plain domain and id, for the native evaluator (see native.py).
+        self.attrs: Mapping[str, Mapping[str, Any]] = attrs or {}
+        self.caps: Mapping[str, Mapping[str, Any]] = caps or {}
 
 
 class _DomainMap(celtypes.MapType):
@@ -109,7 +115,7 @@ def device_view(driver: str, attributes: Mapping[str, Any] | None, capacity: Map
             for d, m in caps.items()}),
         celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(bool(allow_multiple)),
     })
-    return DeviceView(value, error, driver)
+    return DeviceView(value, error, driver, attrs, caps)
 
 
 def _split_name(name: str, driver: str) -> tuple[str, str]:
@@ -173,13 +179,15 @@ def _driver_guard(expression: str) -> tuple[str | None, bool]:
 class Selector:
     """A compiled selector. ``matches`` is safe to call from several threads."""
 
-    __slots__ = ("expression", "cost", "_program", "_guard", "_guard_only")
+    __slots__ = ("expression", "cost", "_program", "_guard", "_guard_only", "_native")
 
-    def __init__(self, expression: str, program: Any, cost: int) -> None:
+    def __init__(self, expression: str, program: Any, cost: int, native: NativeEval | None = None) -> None:
         self.expression = expression
         self.cost = cost
         self._program = program
         self._guard, self._guard_only = _driver_guard(expression)
+        self._native = native
+        """Pure-Python evaluator when the whole expression is made of common shapes (native.py)."""
 
     def matches(self, view: DeviceView) -> bool:
         """True when the device satisfies the expression. Raises CelRuntimeError."""
@@ -190,6 +198,17 @@ class Selector:
                 return False
             if self._guard_only:
                 return True
+        if self._native is not None:
+            try:
+                return self._native(view)
+            except NativeError as e:
+                raise CelRuntimeError(e.message) from None
+            except NativeFallback:
+                pass  # an operand of a type the native path does not model: ask celpy
+        return self._evaluate(view)
+
+    def _evaluate(self, view: DeviceView) -> bool:
+        """The celpy evaluation (``matches`` without the native shortcuts)."""
         try:
             result = self._program.evaluate({"device": view.value})
         except CELEvalError as e:
@@ -265,8 +284,24 @@ def _build(expression: str) -> Selector | CelCompileError:
         return CelCompileError(f"must evaluate to bool, not {result_type}")
     if cost > MAX_COST:
         return CelCompileError("too complex, exceeds cost limit", too_complex=True)
-    program = env.program(tree, functions=dict(FUNCTIONS, dyn=lambda v: v))
-    return Selector(expression, program, cost)
+    functions: dict[str, Callable[..., Any]] = dict(FUNCTIONS, dyn=lambda v: v)
+    functions["_&&_"], functions["_||_"] = _logical_and, _logical_or
+    program = env.program(tree, functions=functions)
+    return Selector(expression, program, cost, translate(tree))
+
+
+def _logical_and(x: Any, y: Any) -> Any:
+    # celpy turns ``error && error`` into a "no matching overload for _&&_" error whose text
+    # hides both; cel-go reports the first operand's error.
+    if isinstance(x, CELEvalError) and isinstance(y, CELEvalError):
+        return x
+    return celtypes.logical_and(x, y)
+
+
+def _logical_or(x: Any, y: Any) -> Any:
+    if isinstance(x, CELEvalError) and isinstance(y, CELEvalError):
+        return x
+    return celtypes.logical_or(x, y)
 
 
 def _syntax_message(e: CELParseError) -> str:
