@@ -73,6 +73,14 @@ EXPRESSIONS = [
     # 3. bare boolean attributes
     f"{A}.mig", f"{A}.flag", f'{A}["mig"]', f"{A}.model", f"{A}.index", f"{A}.missing",
     f"{X}.numa", f"!{A}.mig", f"!{A}.flag", f"!{A}.missing", f"!{A}.model", f"!!{A}.mig",
+    # semver comparisons on version attributes (pre-releases sort before the release)
+    *(f'{A}.ver.{m}(semver("{v}"))' for m, v in itertools.product(
+        ("isGreaterThan", "isLessThan"), ("1.3.9", "1.4.0", "1.4.0-rc.1", "1.10.0", "0.0.1"))),
+    *(f'{A}.ver.compareTo(semver("{v}")) {op} 0' for v, op in itertools.product(
+        ("1.4.0", "1.4.1", "1.4.0-alpha"), (">=", "==", "<"))),
+    f'{A}.model.isGreaterThan(semver("1.0.0"))',
+    f'{A}.missing.isGreaterThan(semver("1.0.0"))',
+    f'device.driver == "{D}" && {A}.ver.isGreaterThan(semver("1.2.0"))',
     # 4. driver
     f'device.driver == "{D}"', f'device.driver != "{D}"', f'device.driver == "{OTHER}"', f'"{D}" == device.driver',
     # 5. combinations and error absorption
@@ -162,6 +170,7 @@ def test_well_typed_devices_never_fall_back(expr):
         ("model", "index", "mig", "flag", "ver", "list", "neg"), ("==", "!="),
         ('"A100"', '"H100"', '""', "3", "0", "-1", "1", "true", "false")))
     bare_non_bool = any(s == expr or f"!{s}" == expr for s in (f"{A}.model", f"{A}.index", f"{X}.numa"))
+    type_mismatch = type_mismatch or f"{A}.model.isGreaterThan(semver(" in expr
     if not type_mismatch and not bare_non_bool:
         assert outcome != "fallback", expr
 
@@ -187,7 +196,8 @@ def test_double_errors_report_the_first_operand_error_on_both_paths():
     f'{A}.index == 3u',
     f'{A}.model == "A100" || {A}.model.lowerAscii() == "a100"',
     'device.attributes.model == "A100"',
-    f'{A}.ver.isGreaterThan(semver("1.0.0"))',
+    f'{A}.ver.isGreaterThan(semver("not-a-version"))',
+    f'{A}.ver.isGreaterThan(semver("v1", true))',
     f'{A}.index + 1 == 4',
     f"{A}.model == {A}.model",
 ])

@@ -137,3 +137,10 @@ def test_client_certificates_required_with_client_ca(tmp_path, certs_dir):
             requests.get(srv.url + "/healthz", verify=str(certs_dir / "ca.crt"), timeout=5)
     finally:
         srv.stop()
+
+
+def test_allocator_model_is_warmed_in_the_background(server):
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and "allocator model warmed" not in server.log.read_text():
+        time.sleep(0.2)
+    assert "allocator model warmed" in server.log.read_text()

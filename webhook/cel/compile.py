@@ -52,19 +52,39 @@ class CelRuntimeError(RuntimeError):
 
 
 class DeviceView:
-    """The ``device`` CEL variable for one device; opaque to callers, built by ``device_view``."""
+    """The ``device`` CEL variable for one device; opaque to callers, built by ``device_view``.
 
-    __slots__ = ("value", "error", "driver", "attrs", "caps")
+    The celpy map is built on first use only: the native evaluator (native.py) reads the plain
+    ``attrs``/``caps`` dicts, so most devices of a large cluster never need it.
+    """
 
-    def __init__(self, value: celtypes.MapType, error: str | None, driver: str = "",
+    __slots__ = ("_value", "error", "driver", "attrs", "caps", "allow_multiple")
+
+    def __init__(self, value: celtypes.MapType | None, error: str | None, driver: str = "",
                  attrs: Mapping[str, Mapping[str, Any]] | None = None,
-                 caps: Mapping[str, Mapping[str, Any]] | None = None) -> None:
-        self.value = value
+                 caps: Mapping[str, Mapping[str, Any]] | None = None, allow_multiple: bool = False) -> None:
+        self._value = value
         self.error = error
         self.driver = driver
         # The same values by plain domain and id, for the native evaluator (see native.py).
         self.attrs: Mapping[str, Mapping[str, Any]] = attrs or {}
         self.caps: Mapping[str, Mapping[str, Any]] = caps or {}
+        self.allow_multiple = allow_multiple
+
+    @property
+    def value(self) -> celtypes.MapType:
+        if self._value is None:
+            self._value = celtypes.MapType({
+                celtypes.StringType("driver"): celtypes.StringType(self.driver),
+                celtypes.StringType("attributes"): _DomainMap({
+                    celtypes.StringType(d): celtypes.MapType({celtypes.StringType(k): v for k, v in m.items()})
+                    for d, m in self.attrs.items()}),
+                celtypes.StringType("capacity"): _DomainMap({
+                    celtypes.StringType(d): celtypes.MapType({celtypes.StringType(k): v for k, v in m.items()})
+                    for d, m in self.caps.items()}),
+                celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(self.allow_multiple),
+            })
+        return self._value
 
 
 class _DomainMap(celtypes.MapType):
@@ -105,17 +125,7 @@ def device_view(driver: str, attributes: Mapping[str, Any] | None, capacity: Map
             continue
         domain, ident = _split_name(str(name), driver)
         caps.setdefault(domain, {})[ident] = CelQuantity(q)
-    value = celtypes.MapType({
-        celtypes.StringType("driver"): celtypes.StringType(driver),
-        celtypes.StringType("attributes"): _DomainMap({
-            celtypes.StringType(d): celtypes.MapType({celtypes.StringType(k): v for k, v in m.items()})
-            for d, m in attrs.items()}),
-        celtypes.StringType("capacity"): _DomainMap({
-            celtypes.StringType(d): celtypes.MapType({celtypes.StringType(k): v for k, v in m.items()})
-            for d, m in caps.items()}),
-        celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(bool(allow_multiple)),
-    })
-    return DeviceView(value, error, driver, attrs, caps)
+    return DeviceView(None, error, driver, attrs, caps, bool(allow_multiple))
 
 
 def _split_name(name: str, driver: str) -> tuple[str, str]:

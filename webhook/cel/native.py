@@ -33,6 +33,7 @@ import lark
 from celpy import celtypes
 from celpy.evaluation import celstr
 
+from webhook.cel.library import CelSemver, parse_semver
 from webhook.quantity import QuantityError, parse_quantity
 
 
@@ -178,6 +179,29 @@ def _quantity_method(node: Any) -> tuple[str, str, str, Fraction] | None:
     return str(n.children[1]), ref[1], ref[2], value
 
 
+def _semver_method(node: Any) -> tuple[str, str, str, tuple[Any, ...]] | None:
+    """(method, domain, id, version key) for device.attributes["d"].id.<method>(semver("v"))."""
+    n = _unwrap(node)
+    if not (isinstance(n, lark.Tree) and n.data == "member_dot_arg" and len(n.children) == 3):
+        return None
+    ref = _ref(n.children[0])
+    args = _exprs(n.children[2])
+    if ref is None or ref[0] != "attributes" or len(args) != 1:
+        return None
+    call = _unwrap(args[0])
+    if not (isinstance(call, lark.Tree) and call.data == "ident_arg" and len(call.children) == 2
+            and str(call.children[0]) == "semver"):
+        return None
+    sargs = _exprs(call.children[1])
+    text = _literal(sargs[0]) if len(sargs) == 1 else None
+    if not isinstance(text, celtypes.StringType):
+        return None
+    version = parse_semver(str(text))
+    if version is None:  # celpy reports the bad literal per device: leave it to celpy
+        return None
+    return str(n.children[1]), ref[1], ref[2], version._key()
+
+
 def _operand(node: Any) -> tuple[Any, ...] | None:
     lit = _literal(node)
     if lit is not None:
@@ -190,6 +214,9 @@ def _operand(node: Any) -> tuple[Any, ...] | None:
     m = _quantity_method(node)
     if m is not None and m[0] == "compareTo":
         return ("cmp", *m[1:])
+    v = _semver_method(node)
+    if v is not None and v[0] == "compareTo":
+        return ("scmp", *v[1:])
     return None
 
 
@@ -246,6 +273,30 @@ def _cap_method(domain: str, ident: str, q: Fraction, greater: bool) -> NativeEv
     def ev(d: NativeDevice) -> bool:
         x = _lookup(d.caps, domain, ident).q.value
         return bool(x > q if greater else x < q)
+    return ev
+
+
+def _version_key(d: NativeDevice, domain: str, ident: str) -> tuple[Any, ...]:
+    v = d.attrs.get(domain, _EMPTY).get(ident)
+    if v is None:
+        raise NativeError(no_such_key(ident))
+    if not isinstance(v, CelSemver):
+        raise NativeFallback
+    return v._key()
+
+
+def _semver_compare(domain: str, ident: str, key: tuple[Any, ...], op: Callable[[Any, Any], bool],
+                    rhs: int) -> NativeEval:
+    def ev(d: NativeDevice) -> bool:
+        x = _version_key(d, domain, ident)
+        return op((x > key) - (x < key), rhs)
+    return ev
+
+
+def _semver_method_eval(domain: str, ident: str, key: tuple[Any, ...], greater: bool) -> NativeEval:
+    def ev(d: NativeDevice) -> bool:
+        x = _version_key(d, domain, ident)
+        return bool(x > key if greater else x < key)
     return ev
 
 
@@ -330,6 +381,9 @@ def _bool(node: Any) -> NativeEval | None:
         m = _quantity_method(n)
         if m is not None and m[0] in ("isGreaterThan", "isLessThan"):
             return _cap_method(m[1], m[2], m[3], m[0] == "isGreaterThan")
+        v = _semver_method(n)
+        if v is not None and v[0] in ("isGreaterThan", "isLessThan"):
+            return _semver_method_eval(v[1], v[2], v[3], v[0] == "isGreaterThan")
         return None
     ref = _ref(n)
     if ref is not None and ref[0] == "attributes":
@@ -347,10 +401,11 @@ def _relation(op: str, left_node: Any, right_node: Any) -> NativeEval | None:
         return None
     lit = right[1]
     kind = type(lit)
-    if left[0] == "cmp":
+    if left[0] in ("cmp", "scmp"):
         if kind is not celtypes.IntType:
             return None
-        return _cap_compare(left[1], left[2], left[3], _OPS[op], int(lit))
+        compare = _cap_compare if left[0] == "cmp" else _semver_compare
+        return compare(left[1], left[2], left[3], _OPS[op], int(lit))
     if op not in ("relation_eq", "relation_ne"):
         return None
     negate = op == "relation_ne"

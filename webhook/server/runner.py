@@ -120,6 +120,7 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
         holder.check()  # the file may have changed since the master read it (SIGHUP restarts)
         holder.start()
         state = load_state(o.cluster_state, o.kubeconfig, o.in_cluster)  # starts list+watch threads
+        _start_warmup(state, holder)
         health = Health()
         health.checks["certs"] = lambda: os.path.exists(o.tls_cert) and os.path.exists(o.tls_key)
         _HEALTH["health"] = health
@@ -127,6 +128,25 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
 
 
 _HEALTH: dict[str, Any] = {}
+
+
+def _start_warmup(state: Any, holder: Any) -> None:
+    """Convert the cluster state for the allocator in the background once it is synced, so the
+    first feasibility checks do not spend their budget on it. Never blocks serving."""
+
+    def run() -> None:
+        from webhook.allocator import warm
+        for _ in range(600):  # wait for the first sync (live state), at most ~10 minutes
+            if state.ready():
+                break
+            threading.Event().wait(1.0)
+        try:
+            n = warm(state.snapshot(), holder.current.gates)
+            log.info("allocator model warmed", extra={"devices": n})
+        except Exception:  # only a cache: a failure here changes nothing else
+            log.exception("allocator warm-up failed")
+
+    threading.Thread(target=run, name="allocator-warmup", daemon=True).start()
 
 
 def _record_expiry(cert_path: str) -> None:
