@@ -35,8 +35,8 @@ def touch_every_device(snap: Any) -> int:
 
 def run(quick: bool) -> list[Row]:
     try:
-        from webhook.allocator import feasibility_warnings
         from webhook.allocator import feasibility as _feas  # noqa: F401
+        from webhook.allocator import feasibility_warnings
         from webhook.allocator.model import model_for
         from webhook.gates import FeatureGates
         from webhook.state.base import ClusterSnapshot

@@ -38,6 +38,19 @@ def write_state(d: Path, nodes: int) -> int:
     return total
 
 
+def _wait_warmed(srv: servers.Server, timeout: float = 300.0) -> None:
+    import json
+    import urllib.request
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"https://127.0.0.1:{srv.port}/configz", context=srv.ssl_context(),
+                                    timeout=10) as r:
+            if json.loads(r.read()).get("allocatorWarmed"):
+                return
+        time.sleep(0.2)
+    raise RuntimeError("allocator warm-up did not finish")
+
+
 def _worker_rss(srv: servers.Server) -> int:
     pids = srv.worker_pids()
     return rss_bytes(pids[0]) if pids else 0
@@ -60,7 +73,8 @@ def run(quick: bool) -> list[Row]:
                                   timeout=300, extra=["--shutdown-delay", "0", "--cluster-state", str(state),
                                                       "--feature-gates", gen.GATES, "--log-level", "warning"])
                 started.append(s)
-                servers.post(s, "/validate", claim_body, n=3)  # builds the allocator model
+                _wait_warmed(s)  # the background warm-up builds the model and device views
+                servers.post(s, "/validate", claim_body, n=3)
                 time.sleep(0.2)
                 return s
             small = serve("small", tmp / "small")

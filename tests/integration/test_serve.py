@@ -140,7 +140,10 @@ def test_client_certificates_required_with_client_ca(tmp_path, certs_dir):
 
 
 def test_allocator_model_is_warmed_in_the_background(server):
+    ca = str(server.certs / "ca.crt")
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and "allocator model warmed" not in server.log.read_text():
+    while time.monotonic() < deadline and not requests.get(server.url + "/configz", verify=ca,
+                                                            timeout=5).json()["allocatorWarmed"]:
         time.sleep(0.2)
+    assert requests.get(server.url + "/configz", verify=ca, timeout=5).json()["allocatorWarmed"] is True
     assert "allocator model warmed" in server.log.read_text()

@@ -13,6 +13,7 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 import celpy
@@ -22,7 +23,7 @@ from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
 
 from webhook.cel.check import MAX_COST, Checker, CheckError
-from webhook.cel.library import FUNCTIONS, CelQuantity, parse_semver, type_name
+from webhook.cel.library import FUNCTIONS, CelQuantity, CelSemver, parse_semver, type_name
 from webhook.cel.native import NativeError, NativeEval, NativeFallback, translate
 from webhook.quantity import QuantityError, parse_quantity
 
@@ -118,13 +119,14 @@ def device_view(driver: str, attributes: Mapping[str, Any] | None, capacity: Map
         attrs.setdefault(domain, {})[ident] = value
     caps: dict[str, dict[str, Any]] = {}
     for name, raw in (capacity or {}).items():
+        v = raw.get("value") if isinstance(raw, Mapping) else None
         try:
-            q = parse_quantity(raw.get("value") if isinstance(raw, Mapping) else None)
+            cq = _cel_quantity(v) if isinstance(v, str) else CelQuantity(parse_quantity(v))
         except QuantityError:
             error = error or f"capacity {name}: unsupported capacity value"
             continue
         domain, ident = _split_name(str(name), driver)
-        caps.setdefault(domain, {})[ident] = CelQuantity(q)
+        caps.setdefault(domain, {})[ident] = cq
     return DeviceView(None, error, driver, attrs, caps, bool(allow_multiple))
 
 
@@ -133,6 +135,22 @@ def _split_name(name: str, driver: str) -> tuple[str, str]:
         domain, _, ident = name.partition("/")
         return domain, ident
     return driver, name
+
+
+@lru_cache(maxsize=65536)
+def _scalar(cls: type, v: Any) -> Any:
+    """Shared CEL scalar objects: the same attribute values repeat on every device of a slice."""
+    return cls(v)
+
+
+@lru_cache(maxsize=16384)
+def _cel_quantity(text: str) -> CelQuantity:
+    return CelQuantity(parse_quantity(text))
+
+
+@lru_cache(maxsize=16384)
+def _semver(text: str) -> CelSemver | None:
+    return parse_semver(text)
 
 
 def _attribute_value(raw: Any) -> Any:
@@ -150,9 +168,9 @@ def _attribute_value(raw: Any) -> Any:
             return None
         if key == "string" and not isinstance(v, str):
             return None
-        return cls(v)
+        return _scalar(cls, v)
     if isinstance(raw.get("version"), str):
-        return parse_semver(raw["version"])
+        return _semver(raw["version"])
     lists = {"ints": celtypes.IntType, "bools": celtypes.BoolType, "strings": celtypes.StringType}
     for key, cls in lists.items():
         if isinstance(raw.get(key), list):

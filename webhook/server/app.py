@@ -47,6 +47,8 @@ class Health:
 
     def __init__(self) -> None:
         self.draining = threading.Event()
+        self.warmed = threading.Event()
+        """Set when the background allocator warm-up finished (reported by /configz, not readiness)."""
         self.checks: dict[str, Callable[[], bool]] = {}
 
     def ready(self, state: StateSource | None) -> dict[str, bool]:
@@ -155,6 +157,7 @@ def create_app(settings: Settings | SettingsHolder | None = None, state: StateSo
             "configError": holder.last_error,
             "fingerprint": settings_fingerprint(s),
             "state": state.describe() if state is not None else None,
+            "allocatorWarmed": health.warmed.is_set(),
         })
 
     @app.errorhandler(BadReview)

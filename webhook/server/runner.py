@@ -120,17 +120,17 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
         holder.check()  # the file may have changed since the master read it (SIGHUP restarts)
         holder.start()
         state = load_state(o.cluster_state, o.kubeconfig, o.in_cluster)  # starts list+watch threads
-        _start_warmup(state, holder)
         health = Health()
         health.checks["certs"] = lambda: os.path.exists(o.tls_cert) and os.path.exists(o.tls_key)
         _HEALTH["health"] = health
+        _start_warmup(state, holder, health.warmed)
         return create_app(holder, state, health)
 
 
 _HEALTH: dict[str, Any] = {}
 
 
-def _start_warmup(state: Any, holder: Any) -> None:
+def _start_warmup(state: Any, holder: Any, done: threading.Event) -> None:
     """Convert the cluster state for the allocator in the background once it is synced, so the
     first feasibility checks do not spend their budget on it. Never blocks serving."""
 
@@ -145,6 +145,8 @@ def _start_warmup(state: Any, holder: Any) -> None:
             log.info("allocator model warmed", extra={"devices": n})
         except Exception:  # only a cache: a failure here changes nothing else
             log.exception("allocator warm-up failed")
+        finally:
+            done.set()
 
     threading.Thread(target=run, name="allocator-warmup", daemon=True).start()
 
