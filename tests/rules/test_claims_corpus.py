@@ -18,7 +18,7 @@ from webhook.patch import apply_patch
 from webhook.rules import deviceclass, resourceclaim, resourceclaimtemplate
 from webhook.rules.context import RuleContext
 
-CORPUS = Path("/work/shared/corpus/corpus.json")
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "corpus.json"  # ../shared beside the repo
 MODULES = {
     "ResourceClaim": resourceclaim,
     "ResourceClaimTemplate": resourceclaimtemplate,

@@ -16,7 +16,7 @@ from webhook.rules import resourceslice as rs
 from webhook.rules.context import RuleContext
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = Path("/work/shared/corpus/corpus.json")
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "corpus.json"  # ../shared beside the repo
 
 # intendedValid=null entries whose defect (per their notes) validation catches.
 EXPECTED_DENIALS = {

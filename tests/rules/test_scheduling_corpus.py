@@ -17,7 +17,7 @@ from webhook.patch import apply_patch
 from webhook.rules import podgroup, workload
 from webhook.rules.context import RuleContext
 
-CORPUS = Path("/work/shared/corpus/corpus.json")
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "corpus.json"  # ../shared beside the repo
 MODULES = {"PodGroup": podgroup, "Workload": workload}
 SERVED = "scheduling.k8s.io/v1beta1"
 
