@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 BIND ?= 127.0.0.1:8443
 PYTEST_ARGS ?=
 
-.PHONY: run test venv certs bench fuzz soak clean
+.PHONY: run test lint venv certs bench fuzz soak clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ run: $(STAMP) certs/tls.crt
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check webhook tests bench
+	$(VENV)/bin/mypy webhook
 
 bench: $(STAMP)
 	$(PY) -m bench $(if $(BENCH_QUICK),--quick,)

@@ -60,7 +60,7 @@ def run(quick: bool) -> list[Row]:
         objs = gen.cluster(nodes)
         snap = ClusterSnapshot.from_objects(objs, source=f"bench-{nodes}")
         devices = gen.device_count(objs)
-        floor = measure(lambda: touch_every_device(snap), iterations=iterations * 3, max_seconds=seconds)
+        floor = measure(lambda s=snap: touch_every_device(s), iterations=iterations * 3, max_seconds=seconds)
         t0 = time.perf_counter()
         model_for(snap, gates)
         build = time.perf_counter() - t0
@@ -68,8 +68,8 @@ def run(quick: bool) -> list[Row]:
                         build / floor.median, "(context)", None,
                         f"{devices} devices; once per snapshot and gate set (cold path)"))
         for case, obj in cases.items():
-            def call(o: dict[str, Any] = obj) -> list[str]:
-                return feasibility_warnings(o, snap, gates, deadline=time.monotonic() + cap,
+            def call(o: dict[str, Any] = obj, s: Any = snap) -> list[str]:
+                return feasibility_warnings(o, s, gates, deadline=time.monotonic() + cap,
                                             max_steps=MAX_STEPS)
             warnings = call()
             verdict = "feasible" if not warnings else f"warns: {warnings[0][13:100]}"
