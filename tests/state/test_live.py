@@ -168,7 +168,8 @@ def test_apiserver_down_keeps_old_state_reports_stale_and_recovers(fake, make_li
     live = make_live(kinds=RESOURCE_KINDS)
     assert live.wait_ready(5)
     fake.stop()
-    wait_for(lambda: live.health()["stale"], what="stale")
+    # Each kind's reflector notices the outage on its own schedule: wait until all of them have.
+    wait_for(lambda: set(live.health()["stale_kinds"]) == set(RESOURCE_KINDS), what="every kind stale")
     snap = live.snapshot()  # answers from memory while the apiserver is down
     assert live.snapshot() is snap  # no rebuild, no request: the same published snapshot
     assert names(live, "ResourceSlice") == ["s1"] and snap.of("ResourceSlice")
