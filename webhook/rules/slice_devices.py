@@ -93,26 +93,33 @@ def validate_device(
                 path, values, f"the total number of attribute values must not exceed {ATTRIBUTE_VALUES_MAX}"
             )
         )
-    errs.extend(
-        validate_map(attrs, path.child("attributes"), -1, validate_qualified_name, validate_attribute,
-                     item_ok=_attribute_is_plainly_valid)
-    )
-
-    amp = path.child("allowMultipleAllocations")
-    allow_multiple = as_bool(dev.get("allowMultipleAllocations"), amp, errs) is True
-    if old is None or not semantic_equal(old.get("capacity"), capacity):
-        errs.extend(validate_capacity_map(capacity, path.child("capacity"), allow_multiple, fractional))
-    if old is None or old.get("taints") != dev.get("taints"):
-        errs.extend(_validate_taints(dev.get("taints"), path.child("taints")))
-    errs.extend(_validate_consumes_counters(dev.get("consumesCounters"), old, path.child("consumesCounters")))
-    errs.extend(_validate_node_fields(dev, path, per_device_node_selection))
-    errs.extend(_validate_binding(dev, path))
-    as_bool(dev.get("bindsToNode"), path.child("bindsToNode"), errs)
-    errs.extend(
-        _validate_node_allocatable(
-            dev.get("nodeAllocatableResources"), capacity, path.child("nodeAllocatableResources")
+    # Absent (or null) optional fields have nothing to check: skip building their paths.
+    if attrs is not None:
+        errs.extend(
+            validate_map(attrs, path.child("attributes"), -1, validate_qualified_name, validate_attribute,
+                         item_ok=_attribute_is_plainly_valid)
         )
-    )
+    allow_raw = dev.get("allowMultipleAllocations")
+    allow_multiple = allow_raw is not None and as_bool(
+        allow_raw, path.child("allowMultipleAllocations"), errs) is True
+    if capacity is not None and (old is None or not semantic_equal(old.get("capacity"), capacity)):
+        errs.extend(validate_capacity_map(capacity, path.child("capacity"), allow_multiple, fractional))
+    taints = dev.get("taints")
+    if taints is not None and (old is None or old.get("taints") != taints):
+        errs.extend(_validate_taints(taints, path.child("taints")))
+    if dev.get("consumesCounters") is not None:
+        errs.extend(_validate_consumes_counters(dev["consumesCounters"], old, path.child("consumesCounters")))
+    errs.extend(_validate_node_fields(dev, path, per_device_node_selection))
+    if dev.get("bindingConditions") is not None or dev.get("bindingFailureConditions") is not None:
+        errs.extend(_validate_binding(dev, path))
+    if dev.get("bindsToNode") is not None:
+        as_bool(dev["bindsToNode"], path.child("bindsToNode"), errs)
+    if dev.get("nodeAllocatableResources") is not None:
+        errs.extend(
+            _validate_node_allocatable(
+                dev["nodeAllocatableResources"], capacity, path.child("nodeAllocatableResources")
+            )
+        )
     return errs
 
 
@@ -141,7 +148,8 @@ def has_list_attribute(dev: dict[str, Any]) -> bool:
     attrs = dev.get("attributes")
     if not isinstance(attrs, dict):
         return False
-    return any(isinstance(a, dict) and any(a.get(k) is not None for k in LIST_KINDS) for a in attrs.values())
+    return any(isinstance(a, dict) and not _LIST_KIND_SET.isdisjoint(a)
+               and any(a.get(k) is not None for k in LIST_KINDS) for a in attrs.values())
 
 
 def _attribute_is_plainly_valid(attr: Any) -> bool:
