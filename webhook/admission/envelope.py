@@ -79,15 +79,22 @@ def compile_schema(schema: dict[str, Any]) -> Callable[[Any], bool]:
     Raises ValueError for a keyword it does not know, so schema and compiler cannot drift.
     """
     checks = [_keyword_check(kw, arg) for kw, arg in schema.items() if kw not in ("$schema", "description")]
+    if len(checks) == 1:
+        return checks[0]
 
     def check(v: Any) -> bool:
-        return all(c(v) for c in checks)
+        for c in checks:
+            if not c(v):
+                return False
+        return True
     return check
 
 
 def _keyword_check(kw: str, arg: Any) -> Callable[[Any], bool]:
     if kw == "type":
         kinds = [_JSON_TYPES[t] for t in (arg if isinstance(arg, list) else [arg])]
+        if len(kinds) == 1:
+            return kinds[0]
         return lambda v: any(k(v) for k in kinds)
     if kw == "const":
         return lambda v: type(v) is type(arg) and bool(v == arg)
@@ -103,7 +110,16 @@ def _keyword_check(kw: str, arg: Any) -> Callable[[Any], bool]:
         return lambda v: not isinstance(v, dict) or all(k in v for k in names)
     if kw == "properties":
         subs = {k: compile_schema(sub) for k, sub in arg.items()}
-        return lambda v: not isinstance(v, dict) or all(k not in v or f(v[k]) for k, f in subs.items())
+
+        def properties(v: Any) -> bool:
+            if not isinstance(v, dict):
+                return True
+            for k, x in v.items():  # only the members present: objects carry few of them
+                f = subs.get(k)
+                if f is not None and not f(x):
+                    return False
+            return True
+        return properties
     raise ValueError(f"compile_schema: unsupported keyword {kw!r}")
 
 
