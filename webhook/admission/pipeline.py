@@ -65,15 +65,8 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
     out.handled = True
     ctx = RuleContext(gates=settings.gates, operation=req.operation, old=req.old,
                       subresource=req.subresource, dry_run=req.dry_run)
-    mutation = _mutate(rules, req, ctx, settings, state, defaults=endpoint != "validate", deadline=deadline)
-    obj = req.obj
-    if mutation.ops:
-        try:
-            obj = apply_patch(req.obj, mutation.ops)
-        except PatchError:  # our bug: never let it turn into a bad patch for the apiserver
-            log.exception("internal error: patch does not apply (uid=%s kind=%s)", req.uid, req.kind)
-            mutation = Mutation()
-            obj = req.obj
+    mutation, obj = _mutate(rules, req, ctx, settings, state, defaults=endpoint != "validate",
+                            deadline=deadline)
     out.patch = mutation.ops
     out.mutation_warnings = mutation.warnings
     out.mutated = obj
@@ -93,38 +86,45 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
 
 
 def _mutate(rules: ModuleType, req: AdmissionRequest, ctx: RuleContext, settings: Settings,
-            state: StateSource | None, *, defaults: bool, deadline: float | None) -> Mutation:
-    """The rules' strips plus, when ``defaults``, capacity defaulting.
+            state: StateSource | None, *, defaults: bool,
+            deadline: float | None) -> tuple[Mutation, dict[str, Any]]:
+    """The rules' strips plus, when ``defaults``, capacity defaulting; and the patched object.
 
     ``/validate`` skips defaulting: the validating webhook cannot return a patch, and the
     capacity requests it would add are never validated (RC-EX-8), so it cannot change a verdict.
     """
     assert req.obj is not None
     mutation: Mutation = rules.mutate(req.obj, ctx)
-    plan = getattr(_defaulting(), "plan_capacity_defaults", None) if defaults else None
-    if plan is not None and req.kind in ("ResourceClaim", "ResourceClaimTemplate") \
-            and req.operation == "CREATE" and settings.capacity_defaulting and state is not None:
-        base = req.obj
-        if mutation.ops:
-            try:
-                base = apply_patch(req.obj, mutation.ops)
-            except PatchError:
-                return mutation
+    obj = _patched(req, req.obj, mutation)
+    if obj is None:
+        return Mutation(), req.obj
+    if defaults and req.kind in ("ResourceClaim", "ResourceClaimTemplate") and req.operation == "CREATE" \
+            and settings.capacity_defaulting and state is not None:
+        from webhook.defaulting import plan_capacity_defaults
         try:
-            extra: Mutation = plan(base, state.snapshot(), settings.gates, deadline=_budget_end(settings, deadline))
+            extra = plan_capacity_defaults(obj, state.snapshot(), settings.gates,
+                                           deadline=_budget_end(settings, deadline))
         except Exception:  # defaulting is a convenience: never fail the request for it
             log.exception("capacity defaulting failed (uid=%s)", req.uid)
             extra = Mutation()
-        mutation.extend(extra)
-    return mutation
+        defaulted = _patched(req, obj, extra)
+        if defaulted is not None:
+            mutation.extend(extra)
+            obj = defaulted
+    return mutation, obj
 
 
-def _defaulting() -> ModuleType | None:
+def _patched(req: AdmissionRequest, obj: dict[str, Any], mutation: Mutation) -> dict[str, Any] | None:
+    """``obj`` with the mutation applied; None (logged) when it does not apply, which is our bug:
+    never let it turn into a bad patch for the apiserver."""
+    if not mutation.ops:
+        return obj
     try:
-        from webhook import defaulting
-    except ImportError:
+        patched: dict[str, Any] = apply_patch(obj, mutation.ops)
+        return patched
+    except PatchError:
+        log.exception("internal error: patch does not apply (uid=%s kind=%s)", req.uid, req.kind)
         return None
-    return defaulting
 
 
 def _budget_end(settings: Settings, deadline: float | None) -> float:
