@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import replace
 from typing import Any
 
@@ -19,8 +18,8 @@ from webhook.cli import EXIT_DENIED, EXIT_OK, build_settings, dump, new_uid
 from webhook.config import Settings
 from webhook.gates import KNOWN
 from webhook.rules import rules_for
-from webhook.state.base import StateSource, StaticState
-from webhook.state.files import from_dir, load_objects_from_file
+from webhook.state.base import StateSource
+from webhook.state.files import load_objects_from_file
 
 _PLURALS = {"ResourceSlice": "resourceslices", "ResourceClaim": "resourceclaims",
             "ResourceClaimTemplate": "resourceclaimtemplates", "DeviceClass": "deviceclasses",
@@ -74,8 +73,9 @@ def build_review(obj: dict[str, Any], old: dict[str, Any] | None, operation: str
 
 
 def _state_for(path: str | None) -> StateSource:
+    """``--cluster-state DIR``, or the shipped examples when it is not given."""
     from webhook.state.default import load_state
-    return load_state(path, None, False) if path else load_state(None, None, False)
+    return load_state(path, None, False)
 
 
 def _review_all(objs: list[dict[str, Any]], old: dict[str, Any] | None, operation: str,
@@ -167,7 +167,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     objs: list[dict[str, Any]] = []
     for f in args.files:
         objs.extend(load_objects_from_file(f))
-    snapshot = from_dir(args.cluster_state) if args.cluster_state else _state_for(None).snapshot()
+    snapshot = _state_for(args.cluster_state).snapshot()
     if args.compare_gates:
         from webhook.experiments import compare_simulate
         code, text = compare_simulate(objs, snapshot, settings, parse_gate_names(args.compare_gates),
@@ -179,10 +179,3 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     print(text.rstrip("\n"))
     return int(code)
 
-
-def static_state(path: str) -> StateSource:
-    return StaticState(from_dir(path))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(1)

@@ -41,7 +41,3 @@ def rules_for(group: str, kind: str) -> ModuleType | None:
             return None
         raise
 
-
-def handled_kinds() -> list[tuple[str, str]]:
-    """Every (group, kind) that has a rules module."""
-    return [k for k in _MODULES if rules_for(*k) is not None]

@@ -10,7 +10,7 @@ import re
 import uuid
 from typing import Any
 
-from webhook.fielderrors import FieldError, FieldPath, invalid, required, too_long
+from webhook.fielderrors import FieldError, FieldPath, forbidden, invalid, required, too_long
 
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
@@ -189,10 +189,5 @@ def validate_object_meta(meta: Any, path: FieldPath, *, namespaced: bool,
         if ns is not None and ns != "":
             errs.extend(validate_name_list(ns, path.child("namespace"), is_dns1123_label))
     elif ns:
-        errs.append(forbidden_ns(path.child("namespace")))
+        errs.append(forbidden(path.child("namespace"), "not allowed on this type"))
     return errs
-
-
-def forbidden_ns(path: FieldPath) -> FieldError:
-    from webhook.fielderrors import forbidden
-    return forbidden(path, "not allowed on this type")

@@ -58,7 +58,3 @@ def render() -> tuple[bytes, str]:
         return generate_latest(registry), CONTENT_TYPE_LATEST
     return generate_latest(), CONTENT_TYPE_LATEST
 
-
-def mark_dead(pid: int) -> None:
-    if MULTIPROC:
-        multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
