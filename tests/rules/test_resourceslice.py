@@ -11,21 +11,12 @@ from typing import Any
 
 import pytest
 
+from tests.builders import SLICE
 from webhook.gates import FeatureGates
 from webhook.rules import resourceslice as rs
 from webhook.rules.context import RuleContext
 
-BASE: dict[str, Any] = {
-    "apiVersion": "resource.k8s.io/v1",
-    "kind": "ResourceSlice",
-    "metadata": {"name": "slice-1"},
-    "spec": {
-        "driver": "gpu.example.com",
-        "nodeName": "worker-1",
-        "pool": {"name": "pool", "generation": 1, "resourceSliceCount": 1},
-        "devices": [{"name": "gpu-0"}],
-    },
-}
+BASE: dict[str, Any] = SLICE  # the shared minimal valid slice; tests copy it before changing it
 
 
 def sl(drop: tuple[str, ...] = (), **spec: Any) -> dict[str, Any]:
