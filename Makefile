@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 BIND ?= 127.0.0.1:8443
 PYTEST_ARGS ?=
 
-.PHONY: run test lint venv certs bench fuzz soak clean
+.PHONY: run test lint venv certs bench fuzz soak clean upstream sandbox
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,8 +24,17 @@ certs: certs/tls.crt
 run: $(STAMP) certs/tls.crt
 	$(VENV)/bin/dra-webhook serve --bind $(BIND) --tls-cert certs/tls.crt --tls-key certs/tls.key
 
-test: $(STAMP)
+# Upstream Kubernetes for the test rig (upstream/README.md); rebuilt only when upstream/ changed.
+upstream:
+	upstream/build.sh
+
+test: $(STAMP) upstream
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# etcd + kube-apiserver 1.37 + the webhook registered from the chart (docs/sandbox.md).
+# FEATURE_GATES=Name=true,... sets the apiserver's and the webhook's gates.
+sandbox: $(STAMP) upstream
+	PYTHONPATH=. $(PY) -m tests.rig.sandbox
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check webhook tests bench
@@ -41,4 +50,4 @@ soak: $(STAMP)
 	$(PY) -m bench.soak
 
 clean:
-	rm -rf $(VENV) certs/*.crt certs/*.key
+	rm -rf $(VENV) certs/*.crt certs/*.key .cache/upstream

@@ -223,3 +223,32 @@ def test_notes_example_is_a_valid_resource_claim(default: Rendered):
         claim = yaml.safe_load("\n".join(line[3:] for line in text.splitlines()))
         assert claim["kind"] == "ResourceClaim"
         kubernetes_validate.validate(claim, "1.37.0", strict=True)
+
+
+@pytest.mark.parametrize(("url", "want"), [
+    pytest.param("https://127.0.0.1:8443", "https://127.0.0.1:8443", id="host-port"),
+    pytest.param("https://127.0.0.1:8443/", "https://127.0.0.1:8443", id="trailing-slash-dropped"),
+    pytest.param("https://webhook.example.com", "https://webhook.example.com", id="dns-name"),
+])
+def test_url_client_config_replaces_the_service(url: str, want: str):
+    ca = rendered_ci("existing-secret-values.yaml").values["certs"]["existingSecret"]["caBundle"]
+    r = render({"webhooks": {"url": url, "pods": {"enabled": True}},
+                "certs": {"mode": "existingSecret", "existingSecret": {"name": "tls", "caBundle": ca}}})
+    seen = set()
+    for kind, w in _webhooks(r):
+        path = "/mutate" if kind == "MutatingWebhookConfiguration" else "/validate"
+        assert w["clientConfig"]["url"] == want + path
+        assert "service" not in w["clientConfig"]
+        assert w["clientConfig"]["caBundle"]
+        seen.add(w["name"])
+    assert len(seen) == 4
+
+
+@pytest.mark.parametrize("url", [
+    pytest.param("http://127.0.0.1:8443", id="plain-http"),
+    pytest.param("https://127.0.0.1:8443/validate", id="with-path"),
+    pytest.param("https://h/?x=1", id="with-query"),
+])
+def test_url_client_config_must_be_a_bare_https_base(url: str):
+    with pytest.raises(Exception, match="url"):
+        render({"webhooks": {"url": url}})

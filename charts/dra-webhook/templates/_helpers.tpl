@@ -184,11 +184,15 @@ One webhook entry. Arguments (dict): root, name, path, policy, mutating (bool), 
   reinvocationPolicy: {{ $v.mutating.reinvocationPolicy }}
   {{- end }}
   clientConfig:
+    {{- if $v.url }}
+    url: {{ printf "%s%s" (trimSuffix "/" $v.url) .path | quote }}
+    {{- else }}
     service:
       name: {{ include "dra-webhook.serviceName" $root }}
       namespace: {{ $root.Release.Namespace }}
       path: {{ .path }}
       port: {{ $root.Values.service.port }}
+    {{- end }}
     {{- $ca := include "dra-webhook.caBundle" $root }}
     {{- if $ca }}
     caBundle: {{ $ca }}

@@ -1,0 +1,188 @@
+// Command dra-allocate runs the upstream structured allocator
+// (k8s.io/dynamic-resource-allocation/structured) on the same inputs as `dra-webhook simulate`
+// and prints the same JSON shape. It is the test rig's oracle for dra-webhook's allocator:
+// it decides nothing itself, it only loads objects, sets the allocator features from
+// --feature-gates the way the 1.37 scheduler does, and tries the nodes in simulate's order.
+//
+//	dra-allocate --cluster-state DIR -f FILE [-f FILE...] [--node NAME] [--feature-gates SPEC] [-o json]
+//	dra-allocate --batch FILE   (one JSON scenario per line in, one JSON result per line out)
+//
+// Exit codes as simulate: 0 feasible, 1 infeasible, 2 bad input or usage. In batch mode the
+// exit code is 0 unless the batch itself cannot be read; each result carries its own verdict.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dra-allocate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var files stringList
+	state := fs.String("cluster-state", "", "directory with the cluster state (ResourceSlices, DeviceClasses, claims, nodes, ...)")
+	node := fs.String("node", "", "allocate on this node only")
+	gates := fs.String("feature-gates", "", "Kubernetes --feature-gates syntax: Name=true,Other=false")
+	output := fs.String("o", "json", "output format (json is the only one)")
+	batch := fs.String("batch", "", "JSON-lines scenario file ('-' for stdin); prints one result per line")
+	timeout := fs.Duration("timeout", 60*time.Second, "give up on one allocation after this long")
+	fs.Var(&files, "f", "file with ResourceClaims, ResourceClaimTemplates or one PodGroup (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *output != "json" {
+		fmt.Fprintf(stderr, "dra-allocate: unknown output format %q (json is the only one)\n", *output)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "dra-allocate: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *batch != "" {
+		return runBatch(*batch, stdin, stdout, stderr, *timeout)
+	}
+	if *state == "" || len(files) == 0 {
+		fmt.Fprintln(stderr, "dra-allocate: --cluster-state DIR and at least one -f FILE are required")
+		return 2
+	}
+	stateObjs, err := loadPaths([]string{*state})
+	if err != nil {
+		fmt.Fprintf(stderr, "dra-allocate: cluster state: %v\n", err)
+		return 2
+	}
+	inputObjs, err := loadPaths(files)
+	if err != nil {
+		fmt.Fprintf(stderr, "dra-allocate: %v\n", err)
+		return 2
+	}
+	gateMap, err := parseGateSpec(*gates)
+	if err != nil {
+		fmt.Fprintf(stderr, "dra-allocate: --feature-gates: %v\n", err)
+		return 2
+	}
+	res, err := simulate(scenario{State: stateObjs, Objects: inputObjs, Node: *node, FeatureGates: gateMap}, *timeout)
+	if err != nil {
+		fmt.Fprintf(stderr, "dra-allocate: %v\n", err)
+		return 2
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(res); err != nil {
+		fmt.Fprintf(stderr, "dra-allocate: %v\n", err)
+		return 2
+	}
+	if res.Feasible {
+		return 0
+	}
+	return 1
+}
+
+// batchLine is one scenario of --batch: the cluster state and the inputs inline.
+type batchLine struct {
+	ID             string                   `json:"id"`
+	ClusterState   []map[string]interface{} `json:"clusterState"`
+	Objects        []map[string]interface{} `json:"objects"`
+	Node           string                   `json:"node"`
+	FeatureGates   map[string]bool          `json:"featureGates"`
+	TimeoutSeconds float64                  `json:"timeoutSeconds"`
+}
+
+func runBatch(path string, stdin io.Reader, stdout, stderr io.Writer, timeout time.Duration) int {
+	in := stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "dra-allocate: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		in = f
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var b batchLine
+		var res *result
+		if err := json.Unmarshal([]byte(line), &b); err != nil {
+			res = &result{Error: fmt.Sprintf("bad scenario: %v", err)}
+		} else {
+			limit := timeout
+			if b.TimeoutSeconds > 0 {
+				limit = time.Duration(b.TimeoutSeconds * float64(time.Second))
+			}
+			var err error
+			res, err = simulate(scenario{State: b.ClusterState, Objects: b.Objects, Node: b.Node, FeatureGates: b.FeatureGates}, limit)
+			if err != nil {
+				res = &result{Error: err.Error()}
+			}
+		}
+		res.ID = b.ID
+		if err := enc.Encode(res); err != nil {
+			fmt.Fprintf(stderr, "dra-allocate: %v\n", err)
+			return 2
+		}
+		// One line per scenario as soon as it is decided, so a harness can stream.
+		if err := out.Flush(); err != nil {
+			return 2
+		}
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(stderr, "dra-allocate: reading %s: %v\n", path, err)
+		return 2
+	}
+	return 0
+}
+
+// parseGateSpec reads "A=true,B=false" into a map (validation happens when the gates are set).
+func parseGateSpec(spec string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(part, "=")
+		if !ok {
+			return nil, fmt.Errorf("missing bool value for %s", part)
+		}
+		switch strings.ToLower(strings.TrimSpace(value)) {
+		case "true":
+			out[strings.TrimSpace(name)] = true
+		case "false":
+			out[strings.TrimSpace(name)] = false
+		default:
+			return nil, fmt.Errorf("invalid value of %s=%s, err: must be true or false", name, value)
+		}
+	}
+	return out, nil
+}
+
+var errTimeout = errors.New("allocation did not finish in time")
+
+func withTimeout(limit time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), limit)
+}
