@@ -51,6 +51,10 @@ def build_review(obj: dict[str, Any], old: dict[str, Any] | None, operation: str
     rules = rules_for(group, kind)
     namespaced = bool(getattr(rules, "NAMESPACED", False))
     namespace = (meta.get("namespace") or "default") if namespaced else ""
+    if namespaced and not meta.get("namespace") and isinstance(obj.get("metadata"), dict):
+        # kubectl sends a namespaced object without one to "default", and the apiserver sets
+        # metadata.namespace from the request path before any webhook sees the object.
+        obj = {**obj, "metadata": {**meta, "namespace": namespace}}
     return {
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",

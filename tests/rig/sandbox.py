@@ -285,9 +285,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     kc = sb.api.kubeconfig()
     kubectl = REPO / ".cache" / "upstream" / "bin" / "kubectl"
+    assert sb.webhook is not None
     print(f"""
 sandbox: ready. kube-apiserver {sb.api.url} (gates {gate_spec(sb.gates)})
-         dra-webhook {sb.webhook.url if sb.webhook else '-'} (gates {gate_spec(sb.webhook.gates) if sb.webhook else '-'})
+         dra-webhook {sb.webhook.url} (gates {gate_spec(sb.webhook.gates)})
          logs under {workdir}
 
   export KUBECONFIG={kc}
@@ -299,7 +300,7 @@ sandbox: ready. kube-apiserver {sb.api.url} (gates {gate_spec(sb.gates)})
 Ctrl-C stops everything.""", flush=True)
     try:
         while not stop["now"]:
-            for proc in [sb.api.proc, sb.cluster.etcd.proc, sb.webhook.proc if sb.webhook else None]:
+            for proc in [sb.api.proc, sb.cluster.etcd.proc, sb.webhook.proc]:
                 if proc is not None and not proc.alive():
                     print(f"sandbox: {proc.name} exited ({proc.popen.returncode}); see {proc.log}", file=sys.stderr)
                     stop["now"] = True
