@@ -88,9 +88,10 @@ class ApiServer:
         return f"https://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        """Start on a fresh port; wait until /readyz (post-start hooks, RBAC bootstrap) says ok."""
-        for _attempt in range(3):
-            self.port = free_port()
+        """Start (a restart keeps the port, so kubeconfigs stay valid); wait for /readyz to say ok."""
+        for attempt in range(3):
+            if not self.port or attempt:
+                self.port = free_port()
             p = self.pki
             self.proc = Proc(self.name, [
                 str(BIN / "kube-apiserver"),
@@ -123,8 +124,10 @@ class ApiServer:
         return r.status_code == 200
 
     def stop(self) -> None:
+        # A graceful stop waits for the webhook's open watches (15 s and more); etcd holds all the
+        # state, so the rig gives the apiserver 2 s and then kills it.
         if self.proc is not None:
-            self.proc.stop()
+            self.proc.stop(timeout=2)
             self.proc = None
 
     def restart(self, gates: Mapping[str, bool] | None = None) -> None:
