@@ -155,10 +155,11 @@ class ApiServer:
 
     def kubectl(self, *args: str, input: str | None = None, timeout: float = 60,
                 kubeconfig: Path | None = None) -> subprocess.CompletedProcess[str]:
-        """Run the real kubectl against this apiserver (never raises on a non-zero exit)."""
+        """Run the real kubectl against this apiserver, in the repository (relative paths work);
+        never raises on a non-zero exit."""
         cmd = [str(BIN / "kubectl"), "--kubeconfig", str(kubeconfig or self.kubeconfig()), *args]
         try:
-            return subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout)
+            return subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout, cwd=REPO)
         except subprocess.TimeoutExpired as e:
             raise RigError(f"kubectl {' '.join(args)} did not finish in {timeout} s") from e
 

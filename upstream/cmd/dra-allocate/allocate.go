@@ -73,6 +73,10 @@ func simulate(sc scenario, limit time.Duration) (*result, error) {
 	if err := gate.SetFromMap(sc.FeatureGates); err != nil {
 		return nil, fmt.Errorf("feature gates: %w", err)
 	}
+	// As every component at start-up: refuse a gate whose dependencies are off.
+	if errs := gate.Validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("feature gates: %v", errs)
+	}
 	// The scheduler's own translation: gates -> scheduler features -> allocator features.
 	fts := feature.NewSchedulerFeaturesFromGates(gate)
 	features := dynamicresources.AllocatorFeatures(fts)

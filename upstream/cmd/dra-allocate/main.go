@@ -6,6 +6,7 @@
 //
 //	dra-allocate --cluster-state DIR -f FILE [-f FILE...] [--node NAME] [--feature-gates SPEC] [-o json]
 //	dra-allocate --batch FILE   (one JSON scenario per line in, one JSON result per line out)
+//	dra-allocate --print-gates  (the Kubernetes feature gates: default, stage, dependencies)
 //
 // Exit codes as simulate: 0 feasible, 1 infeasible, 2 bad input or usage. In batch mode the
 // exit code is 0 unless the batch itself cannot be read; each result carries its own verdict.
@@ -43,6 +44,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	output := fs.String("o", "json", "output format (json is the only one)")
 	batch := fs.String("batch", "", "JSON-lines scenario file ('-' for stdin); prints one result per line")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up on one allocation after this long")
+	showGates := fs.Bool("print-gates", false, "print every known feature gate (default, stage, dependencies) as JSON and exit")
 	fs.Var(&files, "f", "file with ResourceClaims, ResourceClaimTemplates or one PodGroup (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -54,6 +56,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "dra-allocate: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	if *showGates {
+		if err := printGates(stdout); err != nil {
+			fmt.Fprintf(stderr, "dra-allocate: %v\n", err)
+			return 2
+		}
+		return 0
 	}
 	if *batch != "" {
 		return runBatch(*batch, stdin, stdout, stderr, *timeout)
