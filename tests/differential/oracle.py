@@ -1,0 +1,264 @@
+"""The upstream oracles, driven in bulk.
+
+- `ApiOracle`: one real kube-apiserver 1.37 per gate profile, all on one etcd, no webhook
+  registered. A server-side dry-run create (or an update against an object stored first) gives
+  upstream's verdict, its causes and the object as upstream would store it. Requests go out
+  over keep-alive connections from a small thread pool.
+- `AllocOracle`: one `dra-allocate --batch -` process; scenarios in, results out, one JSON line
+  each, with a timeout on every answer.
+
+A crash or a timeout of an oracle raises `OracleError` with the process's log: a test failure,
+never a silent pass.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import queue
+import re
+import subprocess
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from tests.rig.cluster import BIN, ApiServer, Cluster, ensure_binaries
+
+REQUEST_TIMEOUT = 30.0
+THREADS = 4
+
+#: kind -> (API path prefix, plural, namespaced) for every kind the differential tests send.
+RESOURCES: dict[str, tuple[str, str, bool]] = {
+    "ResourceSlice": ("/apis/resource.k8s.io/v1", "resourceslices", False),
+    "DeviceClass": ("/apis/resource.k8s.io/v1", "deviceclasses", False),
+    "ResourceClaim": ("/apis/resource.k8s.io/v1", "resourceclaims", True),
+    "ResourceClaimTemplate": ("/apis/resource.k8s.io/v1", "resourceclaimtemplates", True),
+    "PodGroup": ("/apis/scheduling.k8s.io/v1beta1", "podgroups", True),
+    "Workload": ("/apis/scheduling.k8s.io/v1beta1", "workloads", True),
+    "Pod": ("/api/v1", "pods", True),
+}
+
+
+class OracleError(RuntimeError):
+    """An oracle crashed, hung or answered something that is not an answer."""
+
+
+@dataclass
+class Verdict:
+    """One side's answer for one object."""
+
+    allowed: bool
+    causes: frozenset[tuple[str, str]] = frozenset()   # (field, reason)
+    stored: dict[str, Any] | None = None               # the object as it would be stored
+    code: int = 200                                    # HTTP status (upstream) / 200 or 422 (ours)
+    message: str = ""
+    served: bool = True                                # False: the apiserver does not serve the kind
+
+    @property
+    def decode_error(self) -> bool:
+        """Upstream refused the body before validation (400: strict decoding, wrong JSON types)."""
+        return self.code == 400
+
+
+def _verdict(r: requests.Response) -> Verdict:
+    try:
+        body = r.json()
+    except ValueError:
+        body = {}
+    if r.status_code in (200, 201):
+        return Verdict(True, stored=body, code=r.status_code)
+    if r.status_code == 404 and body.get("reason") == "NotFound" and not body.get("details", {}).get("name"):
+        return Verdict(False, code=404, message=str(body.get("message", "")), served=False)
+    causes = frozenset((str(c.get("field", "")), str(c.get("reason", "")))
+                       for c in (body.get("details") or {}).get("causes") or [])
+    if r.status_code >= 500:
+        raise OracleError(f"kube-apiserver answered {r.status_code}: {r.text[:2000]}")
+    return Verdict(False, causes=causes, code=r.status_code, message=str(body.get("message", "")))
+
+
+class ApiOracle:
+    """kube-apiservers, one per gate profile, sharing one etcd; no webhook registered."""
+
+    def __init__(self, workdir: Path, profiles: Mapping[str, Mapping[str, bool]]) -> None:
+        names = list(profiles)
+        self.cluster = Cluster(workdir, profiles[names[0]])
+        self.apis: dict[str, ApiServer] = {names[0]: self.cluster.api}
+        try:  # the others start side by side: each takes seconds, mostly waiting
+            with ThreadPoolExecutor(len(names)) as ex:
+                started = list(ex.map(lambda n: ApiServer(self.cluster.etcd, self.cluster.pki, workdir,
+                                                          profiles[n], name=n), names[1:]))
+        except BaseException:
+            self.cluster.stop()
+            raise
+        for name, api in zip(names[1:], started, strict=True):
+            self.apis[name] = api
+            self.cluster.apiservers.append(api)
+        self._local = threading.local()
+        self._pool = ThreadPoolExecutor(THREADS, thread_name_prefix="oracle")
+        self._names = itertools.count()
+
+    def stop(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self.cluster.stop()
+
+    # -- one request ---------------------------------------------------------------------------
+
+    def _session(self) -> requests.Session:
+        s: requests.Session | None = getattr(self._local, "session", None)
+        if s is None:
+            s = requests.Session()
+            s.trust_env = False  # REQUESTS_CA_BUNDLE would win over our CA
+            pki = self.cluster.pki
+            s.verify, s.cert = str(pki.ca), (str(pki.cert("admin")), str(pki.key("admin")))
+            self._local.session = s
+        return s
+
+    def _url(self, profile: str, obj: Mapping[str, Any], name: str | None = None) -> str:
+        base, plural, namespaced = RESOURCES[str(obj.get("kind"))]
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        ns = f"/namespaces/{meta.get('namespace') or 'default'}" if namespaced else ""
+        tail = f"/{name}" if name else ""
+        return f"{self.apis[profile].url}{base}{ns}/{plural}{tail}"
+
+    def _send(self, method: str, url: str, body: Any, dry_run: bool = True) -> requests.Response:
+        params = {"fieldValidation": "Strict", **({"dryRun": "All"} if dry_run else {})}
+        try:
+            return self._session().request(method, url, params=params, timeout=REQUEST_TIMEOUT,
+                                           data=json.dumps(body), headers={"Content-Type": "application/json"})
+        except requests.RequestException as e:
+            raise OracleError(f"{method} {url}: {e}") from e
+
+    def create(self, profile: str, obj: Mapping[str, Any]) -> Verdict:
+        """Upstream's verdict on a server-side dry-run create."""
+        return _verdict(self._send("POST", self._url(profile, obj), obj))
+
+    def update(self, profile: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[Verdict, Verdict]:
+        """Store ``old`` for real, then dry-run an update to ``new`` against it; (old's, new's verdict).
+
+        Both get a fresh unique name so concurrent pairs never meet; ``new`` keeps a different name
+        when it had one (an UPDATE that renames). The stored old object is deleted afterwards.
+        """
+        unique = f"diff-{next(self._names)}"
+        renamed = (new.get("metadata") or {}).get("name") != (old.get("metadata") or {}).get("name")
+        old = _renamed(old, unique)
+        new = dict(new) if renamed else _renamed(new, unique)
+        first = _verdict(self._send("POST", self._url(profile, old), old, dry_run=False))
+        if not first.allowed or first.stored is None:
+            return first, Verdict(False, code=0, message="old object not stored")
+        try:
+            body = json.loads(json.dumps(new))
+            body.setdefault("metadata", {})["resourceVersion"] = first.stored["metadata"]["resourceVersion"]
+            second = _verdict(self._send("PUT", self._url(profile, old, unique), body))
+        finally:
+            self._send("DELETE", self._url(profile, old, unique), None, dry_run=False)
+        return first, second
+
+    # -- bulk ----------------------------------------------------------------------------------
+
+    def create_many(self, jobs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Verdict]:
+        """Dry-run creates of many (profile, object) jobs, in parallel; answers in job order."""
+        return list(self._pool.map(lambda j: self.create(*j), jobs))
+
+    def update_many(self, jobs: Sequence[tuple[str, Mapping[str, Any], Mapping[str, Any]]]
+                    ) -> list[tuple[Verdict, Verdict]]:
+        return list(self._pool.map(lambda j: self.update(*j), jobs))
+
+    def prepare(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        """Create, in every profile, what objects need around them: their namespaces (labelled for
+        admin access, which the apiserver checks on the namespace) and PriorityClasses."""
+        namespaces, classes = {"default"}, set()
+        for o in objects:
+            meta = o.get("metadata") if isinstance(o.get("metadata"), dict) else {}
+            if isinstance(meta.get("namespace"), str) and _dns_label(meta["namespace"]):
+                namespaces.add(meta["namespace"])
+            classes |= {v for v in _walk(o, "priorityClassName") if isinstance(v, str) and v}
+        setup: list[dict[str, Any]] = [
+            {"apiVersion": "v1", "kind": "Namespace",
+             "metadata": {"name": ns, "labels": {"resource.kubernetes.io/admin-access": "true"}}}
+            for ns in sorted(namespaces)]
+        setup += [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": pc},
+                   "value": 1000} for pc in sorted(classes) if _dns_subdomain(pc)]
+        setup += [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": ns}}
+                  for ns in sorted(namespaces)]
+        for api in self.apis.values():
+            # JSON, not YAML: kubectl's YAML 1.1 reads names such as `y` or `no` as booleans.
+            r = api.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": setup}),
+                            timeout=120)
+            if r.returncode != 0:
+                raise OracleError(f"preparing {api.name}: {r.stderr}")
+
+
+def _renamed(obj: Mapping[str, Any], name: str) -> dict[str, Any]:
+    out = json.loads(json.dumps(obj))
+    meta = out.setdefault("metadata", {}) if isinstance(out.get("metadata", {}), dict) else {}
+    meta.pop("generateName", None)
+    meta["name"] = name
+    return out
+
+
+def _walk(value: Any, key: str) -> Iterable[Any]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == key:
+                yield v
+            yield from _walk(v, key)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _walk(v, key)
+
+
+def _dns_subdomain(name: str) -> bool:
+    return len(name) <= 253 and re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", name) is not None
+
+
+def _dns_label(name: str) -> bool:
+    return len(name) <= 63 and re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name) is not None
+
+
+@dataclass
+class AllocOracle:
+    """`dra-allocate --batch -` as a long-lived process: one scenario per line."""
+
+    timeout: float = 60.0
+    proc: subprocess.Popen[str] | None = None
+    _out: queue.Queue[str] = field(default_factory=queue.Queue)
+    _err: list[str] = field(default_factory=list)
+
+    def start(self) -> AllocOracle:
+        ensure_binaries()
+        self.proc = subprocess.Popen([str(BIN / "dra-allocate"), "--batch", "-"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+        threading.Thread(target=self._pump, args=(self.proc.stdout, self._out.put), daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.proc.stderr, self._err.append), daemon=True).start()
+        return self
+
+    @staticmethod
+    def _pump(stream: Any, put: Any) -> None:
+        for line in stream:
+            put(line)
+
+    def allocate(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
+        """Upstream's result for one scenario ({clusterState, objects, node, featureGates})."""
+        if self.proc is None or self.proc.poll() is not None:
+            raise OracleError(f"dra-allocate is not running: {''.join(self._err)[-3000:]}")
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(scenario) + "\n")
+        self.proc.stdin.flush()
+        try:
+            line = self._out.get(timeout=self.timeout)
+        except queue.Empty:
+            self.stop()
+            raise OracleError(f"dra-allocate gave no answer in {self.timeout} s for {json.dumps(scenario)[:2000]}"
+                              f"\n{''.join(self._err)[-3000:]}") from None
+        result: dict[str, Any] = json.loads(line)
+        return result
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
