@@ -9,7 +9,7 @@ import copy
 import importlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -146,9 +146,12 @@ def _spec_edit(o: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def update_edits(o: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(edit id, new object) pairs for a stored ``o``: a label, a spec edit, a rename."""
-    out = [("label", _label(o)), ("rename", _rename(o))]
-    if (edited := _spec_edit(o)) is not None:
-        out.insert(1, ("spec", edited))
+Edit = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def update_edits(o: dict[str, Any]) -> list[tuple[str, Edit]]:
+    """(edit id, edit) pairs to apply to the stored ``o``: a label, a spec edit, a rename."""
+    out: list[tuple[str, Edit]] = [("label", _label), ("rename", _rename)]
+    if _spec_edit(o) is not None:
+        out.insert(1, ("spec", lambda stored: _spec_edit(stored) or stored))
     return out

@@ -19,7 +19,7 @@ import queue
 import re
 import subprocess
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,7 +76,7 @@ def _verdict(r: requests.Response) -> Verdict:
         return Verdict(False, code=404, message=str(body.get("message", "")), served=False)
     causes = frozenset((str(c.get("field", "")), str(c.get("reason", "")))
                        for c in (body.get("details") or {}).get("causes") or [])
-    if r.status_code >= 500:
+    if r.status_code >= 500 and "resourceVersion should not be set" not in str(body.get("message")):
         raise OracleError(f"kube-apiserver answered {r.status_code}: {r.text[:2000]}")
     return Verdict(False, causes=causes, code=r.status_code, message=str(body.get("message", "")))
 
@@ -137,26 +137,25 @@ class ApiOracle:
         """Upstream's verdict on a server-side dry-run create."""
         return _verdict(self._send("POST", self._url(profile, obj), obj))
 
-    def update(self, profile: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[Verdict, Verdict]:
-        """Store ``old`` for real, then dry-run an update to ``new`` against it; (old's, new's verdict).
+    def update(self, profile: str, old: Mapping[str, Any], edit: Callable[[dict[str, Any]], dict[str, Any]]
+               ) -> tuple[Verdict, dict[str, Any] | None, Verdict]:
+        """Store ``old`` for real, then dry-run an update to ``edit(stored copy)`` against it.
 
-        Both get a fresh unique name so concurrent pairs never meet; ``new`` keeps a different name
-        when it had one (an UPDATE that renames). The stored old object is deleted afterwards.
+        (old's verdict, the edited object sent, its verdict). The edit works on what the apiserver
+        stored, as `kubectl edit` does, so server-set fields stay as a real client keeps them. Each
+        pair gets a unique name, so concurrent pairs never meet; the stored object is deleted after.
         """
         unique = f"diff-{next(self._names)}"
-        renamed = (new.get("metadata") or {}).get("name") != (old.get("metadata") or {}).get("name")
         old = _renamed(old, unique)
-        new = dict(new) if renamed else _renamed(new, unique)
         first = _verdict(self._send("POST", self._url(profile, old), old, dry_run=False))
         if not first.allowed or first.stored is None:
-            return first, Verdict(False, code=0, message="old object not stored")
+            return first, None, Verdict(False, code=0, message="old object not stored")
         try:
-            body = json.loads(json.dumps(new))
-            body.setdefault("metadata", {})["resourceVersion"] = first.stored["metadata"]["resourceVersion"]
-            second = _verdict(self._send("PUT", self._url(profile, old, unique), body))
+            new = edit(json.loads(json.dumps(first.stored)))
+            second = _verdict(self._send("PUT", self._url(profile, old, unique), new))
         finally:
             self._send("DELETE", self._url(profile, old, unique), None, dry_run=False)
-        return first, second
+        return first, new, second
 
     # -- bulk ----------------------------------------------------------------------------------
 
@@ -164,8 +163,8 @@ class ApiOracle:
         """Dry-run creates of many (profile, object) jobs, in parallel; answers in job order."""
         return list(self._pool.map(lambda j: self.create(*j), jobs))
 
-    def update_many(self, jobs: Sequence[tuple[str, Mapping[str, Any], Mapping[str, Any]]]
-                    ) -> list[tuple[Verdict, Verdict]]:
+    def update_many(self, jobs: Sequence[tuple[str, Mapping[str, Any], Callable[[dict[str, Any]], dict[str, Any]]]]
+                    ) -> list[tuple[Verdict, dict[str, Any] | None, Verdict]]:
         return list(self._pool.map(lambda j: self.update(*j), jobs))
 
     def prepare(self, objects: Iterable[Mapping[str, Any]]) -> None:
@@ -196,7 +195,8 @@ class ApiOracle:
 def _renamed(obj: Mapping[str, Any], name: str) -> dict[str, Any]:
     out = json.loads(json.dumps(obj))
     meta = out.setdefault("metadata", {}) if isinstance(out.get("metadata", {}), dict) else {}
-    meta.pop("generateName", None)
+    for server_owned in ("generateName", "resourceVersion", "uid", "creationTimestamp"):
+        meta.pop(server_owned, None)
     meta["name"] = name
     return out
 
