@@ -9,9 +9,10 @@ import sys
 import pytest
 
 PURE = ["webhook.fielderrors", "webhook.quantity", "webhook.gates", "webhook.patch",
-        "webhook.rules", "webhook.rules.names", "webhook.rules.resourceslice", "webhook.rules.resourceclaim",
-        "webhook.rules.resourceclaimtemplate", "webhook.rules.podgroup", "webhook.rules.workload",
-        "webhook.rules.pod", "webhook.admission", "webhook.admission.pipeline", "webhook.allocator",
+        "webhook.rules", "webhook.rules.names", "webhook.rules.registry", "webhook.rules.slices.resourceslice",
+        "webhook.rules.claims.resourceclaim", "webhook.rules.claims.resourceclaimtemplate",
+        "webhook.rules.scheduling.podgroup", "webhook.rules.scheduling.workload",
+        "webhook.rules.scheduling.pod", "webhook.admission", "webhook.admission.pipeline", "webhook.allocator",
         "webhook.allocator.feasibility", "webhook.cel", "webhook.defaulting"]
 FORBIDDEN = ("flask", "kubernetes", "gunicorn", "werkzeug")
 

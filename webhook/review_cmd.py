@@ -17,13 +17,9 @@ from webhook.admission.response import decode_patch
 from webhook.cli import EXIT_DENIED, EXIT_OK, build_settings, dump, new_uid
 from webhook.config import Settings
 from webhook.gates import KNOWN
-from webhook.rules import rules_for
+from webhook.rules.registry import rules_for
 from webhook.state.base import StateSource
 from webhook.state.files import load_objects_from_file
-
-_PLURALS = {"ResourceSlice": "resourceslices", "ResourceClaim": "resourceclaims",
-            "ResourceClaimTemplate": "resourceclaimtemplates", "DeviceClass": "deviceclasses",
-            "PodGroup": "podgroups", "Workload": "workloads", "Pod": "pods"}
 
 
 def split_api_version(api_version: str) -> tuple[str, str]:
@@ -35,11 +31,9 @@ def with_defaults(obj: dict[str, Any]) -> dict[str, Any]:
     """The object with the apiserver's defaults applied (when we have rules for its kind)."""
     group, version = split_api_version(str(obj.get("apiVersion", "")))
     rules = rules_for(group, str(obj.get("kind", "")))
-    fn = getattr(rules, "apply_defaults", None) if rules is not None else None
-    if fn is None or version not in ("v1", "v1beta1"):
+    if rules is None or version not in ("v1", "v1beta1"):
         return obj
-    out: dict[str, Any] = fn(obj)
-    return out
+    return rules.apply_defaults(obj)
 
 
 def build_review(obj: dict[str, Any], old: dict[str, Any] | None, operation: str,
@@ -49,7 +43,7 @@ def build_review(obj: dict[str, Any], old: dict[str, Any] | None, operation: str
     kind = str(obj.get("kind", ""))
     meta = meta_raw if isinstance(meta_raw := obj.get("metadata"), dict) else {}
     rules = rules_for(group, kind)
-    namespaced = bool(getattr(rules, "NAMESPACED", False))
+    namespaced = rules is not None and rules.namespaced
     namespace = (meta.get("namespace") or "default") if namespaced else ""
     if namespaced and not meta.get("namespace") and isinstance(obj.get("metadata"), dict):
         # kubectl sends a namespaced object without one to "default", and the apiserver sets
@@ -62,7 +56,7 @@ def build_review(obj: dict[str, Any], old: dict[str, Any] | None, operation: str
             "uid": new_uid(),
             "kind": {"group": group, "version": version, "kind": kind},
             "resource": {"group": group, "version": version,
-                         "resource": _PLURALS.get(kind, kind.lower() + "s")},
+                         "resource": rules.plural if rules else kind.lower() + "s"},
             "requestKind": {"group": group, "version": version, "kind": kind},
             "name": str(meta.get("name") or ""),
             "namespace": namespace,

@@ -15,11 +15,11 @@ from webhook.allocator.engine import JOINT, PER_CLAIM, Outcome, allocate
 from webhook.allocator.feasibility import claims_for
 from webhook.allocator.model import model_for
 from webhook.gates import FeatureGates
+from webhook.rules.registry import by_kind, feasibility_kinds
 from webhook.state.base import ClusterSnapshot
 
 MAX_STEPS = 1_000_000
 TIMEOUT_SECONDS = 60.0
-_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "PodGroup")
 
 
 def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot
@@ -27,11 +27,13 @@ def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot
     """(claims in input order, notes, error). A PodGroup pulls its claims from the input or state."""
     claims: list[dict[str, Any]] = []
     notes: list[str] = []
-    pods = [o for o in objects if isinstance(o, dict) and o.get("kind") == "PodGroup"]
+    kinds = feasibility_kinds()
     for o in objects:
         kind = o.get("kind") if isinstance(o, dict) else None
-        if kind not in _KINDS:
-            return [], [], f"unsupported kind {kind!r}: simulate takes {', '.join(_KINDS)}"
+        if kind not in kinds:
+            return [], [], f"unsupported kind {kind!r}: simulate takes {', '.join(kinds)}"
+    objects = [_defaulted(o) for o in objects]
+    pods = [o for o in objects if o.get("kind") == "PodGroup"]
     if len(pods) > 1:
         return [], [], "simulate takes at most one PodGroup"
     if pods:
@@ -43,6 +45,12 @@ def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot
         claims.extend(got)
         notes.extend(more)
     return claims, notes, None
+
+
+def _defaulted(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` with the apiserver's defaults (the caller's job: the allocator takes claims as given)."""
+    rules = by_kind(str(obj.get("kind")))
+    return rules.apply_defaults(obj) if rules is not None else obj
 
 
 def run_simulate(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gates: FeatureGates,

@@ -8,8 +8,8 @@ import pytest
 
 from webhook.fielderrors import ErrorType as T
 from webhook.gates import FeatureGates
-from webhook.rules import pod
 from webhook.rules.context import RuleContext
+from webhook.rules.scheduling import pod
 
 GW = "GenericWorkload=true"
 

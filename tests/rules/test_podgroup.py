@@ -10,8 +10,8 @@ import pytest
 from webhook.fielderrors import ErrorType as T
 from webhook.gates import FeatureGates
 from webhook.patch import apply_patch
-from webhook.rules import podgroup
 from webhook.rules.context import RuleContext
+from webhook.rules.scheduling import podgroup
 
 GW = "GenericWorkload=true"
 CLAIMS_ON = GW + ",DRAWorkloadResourceClaims=true"

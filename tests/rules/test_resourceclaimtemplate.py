@@ -12,7 +12,7 @@ import yaml
 from webhook.fielderrors import ErrorType as T
 from webhook.gates import FeatureGates
 from webhook.patch import apply_patch
-from webhook.rules import resourceclaimtemplate as rct
+from webhook.rules.claims import resourceclaimtemplate as rct
 from webhook.rules.context import RuleContext
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -108,7 +108,7 @@ def test_update_in_use_keeps_capacity_with_gate_off() -> None:
     ids=lambda p: p.stem,
 )
 def test_examples_are_admitted(path: Path) -> None:
-    from webhook.rules import resourceclaim
+    from webhook.rules.claims import resourceclaim
 
     for doc in yaml.safe_load_all(path.read_text()):
         mod = rct if doc["kind"] == "ResourceClaimTemplate" else resourceclaim

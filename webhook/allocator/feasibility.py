@@ -9,7 +9,6 @@ gangs today (#138765), and a warning says so when only the joint search succeeds
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 
@@ -23,34 +22,13 @@ MAX_WARNINGS = 3
 PREFIX = "feasibility: "
 
 
-def default_claim(raw: dict[str, Any]) -> dict[str, Any]:
-    """A copy with the apiserver defaults the allocator relies on (allocationMode, count)."""
-    try:
-        from webhook.rules import resourceclaim
-        out = resourceclaim.apply_defaults(raw)
-        if isinstance(out, dict):
-            return out
-    except Exception:  # noqa: BLE001 - the rules module is optional here; fall back to our own
-        pass
-    out = copy.deepcopy(raw)
-    for r in _l(_d(_d(out.get("spec")).get("devices")).get("requests")):
-        if not isinstance(r, dict):
-            continue
-        bodies = [r.get("exactly")] + _l(r.get("firstAvailable"))
-        for b in bodies:
-            if isinstance(b, dict):
-                b.setdefault("allocationMode", "ExactCount")
-                if b.get("allocationMode") == "ExactCount":
-                    b.setdefault("count", 1)
-                for t in _l(b.get("tolerations")):
-                    if isinstance(t, dict):
-                        t.setdefault("operator", "Equal")
-    return out
-
-
 def claims_for(obj: dict[str, Any], snapshot: ClusterSnapshot,
                extra: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """The (defaulted) claims an object asks for, plus notes about references not found.
+    """The claims an object asks for, plus notes about references not found.
+
+    Claims are used as given: the caller applies the apiserver's defaults to objects it reads
+    from files (objects from the apiserver already carry them); the search reads an absent
+    ``allocationMode``/``count`` as ExactCount/1 anyway.
 
     ``extra`` objects (e.g. other documents of a ``simulate`` input) are searched before the state.
     """
@@ -58,9 +36,9 @@ def claims_for(obj: dict[str, Any], snapshot: ClusterSnapshot,
     meta = _d(obj.get("metadata"))
     ns = meta.get("namespace") or "default"
     if kind == "ResourceClaim":
-        return [default_claim(obj)], []
+        return [obj], []
     if kind == "ResourceClaimTemplate":
-        return [default_claim(claims_from_template(obj))], []
+        return [claims_from_template(obj)], []
     if kind != "PodGroup":
         return [], [f"kind {kind} has no claims"]
     claims: list[dict[str, Any]] = []
@@ -80,14 +58,14 @@ def claims_for(obj: dict[str, Any], snapshot: ClusterSnapshot,
             if found is None:
                 notes.append(f"claim {ns}/{entry['resourceClaimName']} not found")
             else:
-                claims.append(default_claim(found))
+                claims.append(found)
         elif entry.get("resourceClaimTemplateName"):
             tpl = find("ResourceClaimTemplate", entry["resourceClaimTemplateName"])
             if tpl is None:
                 notes.append(f"template {ns}/{entry['resourceClaimTemplateName']} not found")
             else:
                 name = f"{meta.get('name', 'podgroup')}-{entry.get('name') or i}"
-                claims.append(default_claim(claims_from_template(tpl, name)))
+                claims.append(claims_from_template(tpl, name))
     return claims, notes
 
 

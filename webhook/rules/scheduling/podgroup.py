@@ -12,14 +12,10 @@ from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, forbidden, immutable, invalid, required
 from webhook.patch import op_add, op_remove
-from webhook.rules import scheduling_common as sc
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.kind import KindRules
 from webhook.rules.names import validate_object_meta
-
-GROUP = sc.GROUP
-VERSIONS = ("v1beta1",)
-KIND = "PodGroup"
-NAMESPACED = True
+from webhook.rules.scheduling import common as sc
 
 SPEC = FieldPath.root("spec")
 STATUS = FieldPath.root("status")
@@ -248,3 +244,11 @@ def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     # podGroupTemplateRef left in place is already a validation error naming spec.workloadRef.
     out += sc.unknown_field_warnings(spec, KNOWN_SPEC_FIELDS | {OLD_REF})
     return out
+
+
+RULES = KindRules(
+    group=sc.GROUP, kind="PodGroup", versions=("v1beta1",), namespaced=True,
+    plural="podgroups", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
+    validate_update=validate_update, warnings=warnings,
+    feasibility=True,
+)

@@ -19,8 +19,8 @@ from typing import Any
 
 from webhook.patch import op_remove, pointer
 from webhook.rules.context import Mutation, RuleContext
-from webhook.rules.slice_common import is_set
-from webhook.rules.slice_devices import LIST_KINDS
+from webhook.rules.slices.common import is_set
+from webhook.rules.slices.devices import LIST_KINDS
 
 CG_GATE = "DRADeviceCompatibilityGroups"
 

@@ -23,8 +23,8 @@ from webhook.fielderrors import (
     type_invalid,
 )
 from webhook.quantity import try_parse
-from webhook.rules.slice_capacity import validate_capacity_map
-from webhook.rules.slice_common import (
+from webhook.rules.slices.capacity import validate_capacity_map
+from webhook.rules.slices.common import (
     as_bool,
     as_list,
     as_object,

@@ -21,7 +21,6 @@ from webhook.fielderrors import (
     too_long,
     too_many,
 )
-from webhook.rules import slice_common
 from webhook.rules.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -29,6 +28,7 @@ from webhook.rules.names import (
     is_qualified_name,
     validate_csi_driver_name,
 )
+from webhook.rules.slices import common as slice_common
 
 REQUESTS_MAX = 32
 SELECTORS_MAX = 32

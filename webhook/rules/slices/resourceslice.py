@@ -26,8 +26,9 @@ from webhook.fielderrors import (
     type_invalid,
 )
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.kind import KindRules
 from webhook.rules.names import validate_object_meta
-from webhook.rules.slice_common import (
+from webhook.rules.slices.common import (
     as_bool,
     as_int,
     as_list,
@@ -41,12 +42,8 @@ from webhook.rules.slice_common import (
     validate_pool_name,
     validate_required_label,
 )
-from webhook.rules.slice_devices import has_list_attribute, validate_counters, validate_device
-from webhook.rules.slice_mutate import mutate_slice
-
-GROUP = "resource.k8s.io"
-KIND = "ResourceSlice"
-NAMESPACED = False
+from webhook.rules.slices.devices import has_list_attribute, validate_counters, validate_device
+from webhook.rules.slices.mutate import mutate_slice
 
 MAX_DEVICES = 128
 MAX_DEVICES_ADVANCED = 64  # with taints, counter consumption or list-typed attributes
@@ -368,3 +365,10 @@ def _skip_node_operations(
             )
         )
     return errs
+
+
+RULES = KindRules(
+    group="resource.k8s.io", kind="ResourceSlice", versions=("v1",), namespaced=False,
+    plural="resourceslices", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
+    validate_update=validate_update, warnings=warnings,
+)

@@ -10,13 +10,9 @@ import copy
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, forbidden, invalid
-from webhook.rules import scheduling_common as sc
 from webhook.rules.context import Mutation, RuleContext
-
-GROUP = ""
-VERSIONS = ("v1",)
-KIND = "Pod"
-NAMESPACED = True
+from webhook.rules.kind import KindRules
+from webhook.rules.scheduling import common as sc
 
 SPEC = FieldPath.root("spec")
 SG = SPEC.child("schedulingGroup")
@@ -146,3 +142,11 @@ def _show(ref: tuple[str | None, Any]) -> str:
     if field is None:
         return "an invalid reference"
     return f'{field} "{sc.shorten(str(value), 30)}"'
+
+
+RULES = KindRules(
+    group="", kind="Pod", versions=("v1",), namespaced=True,
+    plural="pods", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
+    validate_update=validate_update, warnings=warnings,
+    state_warnings=state_warnings,
+)

@@ -12,14 +12,10 @@ from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, duplicate, forbidden, immutable, invalid
 from webhook.patch import op_remove
-from webhook.rules import scheduling_common as sc
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.kind import KindRules
 from webhook.rules.names import is_path_segment_name, validate_object_meta
-
-GROUP = sc.GROUP
-VERSIONS = ("v1beta1",)
-KIND = "Workload"
-NAMESPACED = True
+from webhook.rules.scheduling import common as sc
 
 SPEC = FieldPath.root("spec")
 PGT = SPEC.child("podGroupTemplates")
@@ -344,3 +340,10 @@ def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     out = sc.gate_off_warning(ctx, "scheduling.k8s.io/v1beta1 Workload")
     spec = obj.get("spec") if isinstance(obj, dict) else None
     return out + sc.unknown_field_warnings(spec, KNOWN_SPEC_FIELDS)
+
+
+RULES = KindRules(
+    group=sc.GROUP, kind="Workload", versions=("v1beta1",), namespaced=True,
+    plural="workloads", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
+    validate_update=validate_update, warnings=warnings,
+)

@@ -10,7 +10,7 @@ from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, invalid, not_supported, required
 from webhook.quantity import QuantityError, parse_quantity
-from webhook.rules.claim_common import (
+from webhook.rules.claims.common import (
     CONFIG_MAX,
     CONSTRAINTS_MAX,
     FIRST_AVAILABLE_MAX,

@@ -8,17 +8,15 @@ import copy
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, invalid
-from webhook.rules.claim_common import as_dict, validate_map_keys
-from webhook.rules.claim_mutate import default_claim_spec, plan_spec_strips
-from webhook.rules.claim_update import validate_spec_immutable
-from webhook.rules.claimspec import validate_claim_spec
+from webhook.rules.claims.common import as_dict, validate_map_keys
+from webhook.rules.claims.mutate import default_claim_spec, plan_spec_strips
+from webhook.rules.claims.resourceclaim import ADMIN_ACCESS_WARNING, shape_hints, uses_admin_access
+from webhook.rules.claims.spec import validate_claim_spec
+from webhook.rules.claims.update import validate_spec_immutable
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.kind import KindRules
 from webhook.rules.names import is_label_value, is_qualified_name, validate_object_meta
-from webhook.rules.resourceclaim import ADMIN_ACCESS_WARNING, shape_hints, uses_admin_access
 
-GROUP = "resource.k8s.io"
-KIND = "ResourceClaimTemplate"
-NAMESPACED = True
 SPEC = FieldPath.root("spec")
 CLAIM_SPEC = SPEC.child("spec")
 
@@ -79,3 +77,11 @@ def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) 
 def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     out = [ADMIN_ACCESS_WARNING] if uses_admin_access(_claim_spec(obj)) else []
     return out + shape_hints(_claim_spec(obj), CLAIM_SPEC)
+
+
+RULES = KindRules(
+    group="resource.k8s.io", kind="ResourceClaimTemplate", versions=("v1",), namespaced=True,
+    plural="resourceclaimtemplates", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
+    validate_update=validate_update, warnings=warnings,
+    feasibility=True, capacity_defaulting=True,
+)

@@ -19,7 +19,7 @@ from webhook.fielderrors import (
     required,
 )
 from webhook.patch import op_remove
-from webhook.rules.claim_common import (
+from webhook.rules.claims.common import (
     CONFIG_MAX,
     RequestNames,
     as_dict,
@@ -32,7 +32,7 @@ from webhook.rules.claim_common import (
     validate_request_refs,
     within,
 )
-from webhook.rules.claim_mutate import strip_warning
+from webhook.rules.claims.mutate import strip_warning
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.names import is_uuid, validate_csi_driver_name
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, invalid
 from webhook.patch import op_remove
-from webhook.rules.claim_common import (
+from webhook.rules.claims.common import (
     CONFIG_MAX,
     as_dict,
     as_list,
@@ -18,13 +18,11 @@ from webhook.rules.claim_common import (
     validate_selectors,
     within,
 )
-from webhook.rules.claim_mutate import strip_warning
+from webhook.rules.claims.mutate import strip_warning
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.kind import KindRules
 from webhook.rules.names import is_qualified_name, validate_object_meta
 
-GROUP = "resource.k8s.io"
-KIND = "DeviceClass"
-NAMESPACED = False
 SPEC = FieldPath.root("spec")
 
 
@@ -93,3 +91,10 @@ def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) 
 
 def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     return []
+
+
+RULES = KindRules(
+    group="resource.k8s.io", kind="DeviceClass", versions=("v1",), namespaced=False,
+    plural="deviceclasses", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
+    validate_update=validate_update, warnings=warnings,
+)
