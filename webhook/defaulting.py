@@ -27,7 +27,7 @@ from webhook.allocator.capacity import CapacityError
 from webhook.allocator.engine import OUT_OF_TIME
 from webhook.allocator.model import CapSpec, Device, Model
 from webhook.fielderrors import FieldPath
-from webhook.gates import FeatureGates
+from webhook.gates import FeatureGates, Gate
 from webhook.patch import op_add, op_replace
 from webhook.quantity import Quantity, try_parse
 from webhook.rules.context import Mutation
@@ -64,7 +64,7 @@ def plan_capacity_defaults(obj: dict[str, Any], snapshot: ClusterSnapshot, gates
 
 def _plan(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGates, deadline: float | None) -> Mutation:
     out = Mutation()
-    if not gates.enabled("DRAConsumableCapacity") or is_opted_out(obj):
+    if not gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY) or is_opted_out(obj):
         return out
     kind = obj.get("kind")
     spec = obj.get("spec")

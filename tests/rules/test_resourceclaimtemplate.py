@@ -57,7 +57,7 @@ def template(meta: Any = None, **exactly: Any) -> dict[str, Any]:
             id="bad-annotation-key",
         ),
         pytest.param({"name": "ignored"}, set(), id="template-name-not-checked"),
-        pytest.param("x", {("spec.metadata", T.INVALID)}, id="metadata-not-an-object"),
+        pytest.param("x", {("spec.metadata", T.TYPE_INVALID)}, id="metadata-not-an-object"),
     ],
 )
 def test_template_metadata(meta: Any, want: set[tuple[str, T]]) -> None:
@@ -90,8 +90,7 @@ def test_strip_paths_are_under_spec_spec() -> None:
     )
     assert m.ops == [{"op": "remove", "path": "/spec/spec/devices/requests/0/exactly/capacity"}]
     assert m.warnings == [
-        "feature gate DRAConsumableCapacity is disabled: removed "
-        "spec.spec.devices.requests[0].exactly.capacity"
+        "DRAConsumableCapacity is off: removed spec.spec.devices.requests[0].exactly.capacity"
     ]
 
 

@@ -12,7 +12,7 @@ from math import ceil
 from typing import Any
 
 from webhook.allocator.model import CapSpec, Device
-from webhook.gates import FeatureGates
+from webhook.gates import FeatureGates, Gate
 from webhook.quantity import DECIMAL, MAX_INT64, Quantity, try_parse
 
 
@@ -165,7 +165,7 @@ def consumed_capacity(device: Device, request_capacity: Any, gates: FeatureGates
     cannot serve the request at all (undeclared name, policy violation, larger than the
     capacity value). Ignores current usage. Raises CapacityError for the fatal cases (§7.3 S2).
     """
-    fractional = gates.enabled("DRAFractionalCapacityRange")
+    fractional = gates.enabled(Gate.DRA_FRACTIONAL_CAPACITY_RANGE)
     resolved = resolve_requests(device, request_capacity)
     if resolved is None:
         reqs = request_capacity.get("requests") if isinstance(request_capacity, dict) else {}

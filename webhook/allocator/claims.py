@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from webhook.allocator.model import DeviceClassInfo, Model, _d, _l, _s
-from webhook.gates import FeatureGates
+from webhook.gates import FeatureGates, Gate
 
 MAX_DEVICES_PER_CLAIM = 32
 EXACT, ALL = "ExactCount", "All"
@@ -117,11 +117,11 @@ def _leaf(body: dict[str, Any], name: str, parent: str, label: str, model: Model
     where = f"claim {label}, request {name}"
     leaf = Leaf()
     leaf.name, leaf.parent = name, parent
-    if "adminAccess" in body and body["adminAccess"] is not None and not gates.enabled("DRAAdminAccess"):
+    if "adminAccess" in body and body["adminAccess"] is not None and not gates.enabled(Gate.DRA_ADMIN_ACCESS):
         raise AllocError(f"{where}: admin access is requested, but the feature is disabled")
     leaf.admin = body.get("adminAccess") is True
     if body.get("capacity") is not None:
-        if not gates.enabled("DRAConsumableCapacity"):
+        if not gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY):
             raise AllocError(f"{where}: has capacity requests, but the DRAConsumableCapacity feature "
                              "is disabled")
         leaf.capacity = body["capacity"]
@@ -144,7 +144,7 @@ def _leaf(body: dict[str, Any], name: str, parent: str, label: str, model: Model
     count = body.get("count", 1)
     leaf.count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
     tols = []
-    if gates.enabled("DRADeviceTaints"):
+    if gates.enabled(Gate.DRA_DEVICE_TAINTS):
         for t in _l(body.get("tolerations")):
             t = _d(t)
             tols.append((_s(t.get("key")), _s(t.get("operator")) or "Equal", _s(t.get("value")),
@@ -172,7 +172,7 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
         r = _d(r)
         name = _s(r.get("name"))
         if isinstance(r.get("firstAvailable"), list) and r.get("exactly") is None:
-            if not gates.enabled("DRAPrioritizedList"):
+            if not gates.enabled(Gate.DRA_PRIORITIZED_LIST):
                 raise AllocError(f"claim {label}, request {name}: has subrequests, but the "
                                  "DRAPrioritizedList feature is disabled")
             subs = tuple(_leaf(_d(s), f"{name}/{_s(_d(s).get('name'))}", name, label, model, gates)

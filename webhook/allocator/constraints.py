@@ -13,7 +13,7 @@ from typing import Any
 
 from webhook.allocator.claims import Claim, Constraint, Leaf
 from webhook.allocator.model import Device
-from webhook.gates import FeatureGates
+from webhook.gates import FeatureGates, Gate
 
 _SCALARS = ("int", "bool", "string", "version")
 _LISTS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
@@ -62,8 +62,8 @@ class ConstraintState:
 
     def __init__(self, claim: Claim, gates: FeatureGates) -> None:
         self.constraints: tuple[Constraint, ...] = claim.constraints
-        self.lists = gates.enabled("DRAListTypeAttributes")
-        self.distinct_on = gates.enabled("DRAConsumableCapacity")
+        self.lists = gates.enabled(Gate.DRA_LIST_TYPE_ATTRIBUTES)
+        self.distinct_on = gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY)
         self.seen: list[list[Value]] = [[] for _ in claim.constraints]
 
     def add(self, leaf: Leaf, dev: Device, undo: list[Callable[[], None]]) -> str | None:

@@ -16,6 +16,7 @@ from webhook.allocator.claims import AllocError, Claim, Leaf, _leaf, claim_label
 from webhook.allocator.model import Device, Model, NodeInfo, _d
 from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.search import BudgetExceeded, DeviceResult, Search, selector_matches
+from webhook.gates import Gate
 
 JOINT, PER_CLAIM = "joint", "per-pod"
 OK, UNSATISFIABLE, INVALID_POOL, ERROR, CUT_SHORT = "ok", "unsatisfiable", "invalid-pool", "error", "cut-short"
@@ -190,9 +191,9 @@ def eligible_devices(request: dict[str, Any], model: Model, deadline: float | No
         leaf: Leaf = _leaf(request, "request", "request", "eligibility", model, model.gates)
     except AllocError as e:
         return str(e)
-    binding_on = model.gates.enabled("DRADeviceBindingConditions") and model.gates.enabled(
-        "DRAResourceClaimDeviceStatus")
-    cc = model.gates.enabled("DRAConsumableCapacity")
+    binding_on = model.gates.enabled(Gate.DRA_DEVICE_BINDING_CONDITIONS) and model.gates.enabled(
+        Gate.DRA_RESOURCE_CLAIM_DEVICE_STATUS)
+    cc = model.gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY)
     out = []
     try:
         for sl in model.slices:

@@ -23,7 +23,7 @@ from fractions import Fraction
 from typing import Any
 
 from webhook.allocator.nodesel import NodeSelector, parse_node_selector
-from webhook.gates import FeatureGates
+from webhook.gates import FeatureGates, Gate
 from webhook.quantity import try_parse
 from webhook.state.base import ClusterSnapshot
 
@@ -269,7 +269,7 @@ class AllocatedState:
 
     def add_results(self, results: list[Any], gates: FeatureGates, claim_driver_caps: Any = None) -> None:
         """Fold allocation results (raw dicts of ``status.allocation.devices.results``) in."""
-        cc = gates.enabled("DRAConsumableCapacity")
+        cc = gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY)
         for r in results:
             if not isinstance(r, dict) or r.get("adminAccess") is True:
                 continue
@@ -352,8 +352,8 @@ class Model:
         self.snapshot_version = snapshot.version
         slices = convert_slices(snapshot.of("ResourceSlice"))
         self.all_slices = tuple(slices)
-        pd = gates.enabled("DRAPartitionableDevices")
-        cg = gates.enabled("DRADeviceCompatibilityGroups")
+        pd = gates.enabled(Gate.DRA_PARTITIONABLE_DEVICES)
+        cg = gates.enabled(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS)
         # §2.1 steps 2-3: gate-driven slice filters; what remains is all the search ever sees.
         kept: list[Slice] = []
         for sl in slices:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from webhook.allocator.model import Device, Model, NodeInfo, Slice
+from webhook.gates import Gate
 
 
 class Pool:
@@ -54,7 +55,7 @@ def slice_relevant(sl: Slice, node: NodeInfo) -> bool:
 
 def gather_pools(model: Model, node: NodeInfo) -> list[Pool]:
     """§2: the pools (sorted; binding-condition pools last) that can serve ``node``."""
-    pd = model.gates.enabled("DRAPartitionableDevices")
+    pd = model.gates.enabled(Gate.DRA_PARTITIONABLE_DEVICES)
     kept: dict[tuple[str, str], list[Slice]] = {}
     for sl in [*model.by_node.get(node.name, ()), *model.unnamed]:
         if not slice_relevant(sl, node):

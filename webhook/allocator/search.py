@@ -47,6 +47,7 @@ from webhook.allocator.claims import ALL, MAX_DEVICES_PER_CLAIM, AllocError, Cla
 from webhook.allocator.constraints import ConstraintState, Value, attribute_value
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo
 from webhook.allocator.pools import Pool
+from webhook.gates import Gate
 
 _EMPTY, _ALL_EMPTY = "empty", "all-empty"
 _TAINT_EFFECTS = ("NoSchedule", "NoExecute")
@@ -122,12 +123,12 @@ class Search:
         self.clock = clock
         self.steps = 0
         g = self.gates
-        self.cc = g.enabled("DRAConsumableCapacity")
-        self.pd = g.enabled("DRAPartitionableDevices")
-        self.cg = g.enabled("DRADeviceCompatibilityGroups")
-        self.taints_on = g.enabled("DRADeviceTaints")
-        self.binding_on = g.enabled("DRADeviceBindingConditions") and g.enabled(
-            "DRAResourceClaimDeviceStatus")
+        self.cc = g.enabled(Gate.DRA_CONSUMABLE_CAPACITY)
+        self.pd = g.enabled(Gate.DRA_PARTITIONABLE_DEVICES)
+        self.cg = g.enabled(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS)
+        self.taints_on = g.enabled(Gate.DRA_DEVICE_TAINTS)
+        self.binding_on = g.enabled(Gate.DRA_DEVICE_BINDING_CONDITIONS) and g.enabled(
+            Gate.DRA_RESOURCE_CLAIM_DEVICE_STATUS)
         self.picked: set[tuple[str, str, str]] = set()          # non-shared picks (in use)
         self.claim_picked: list[set[tuple[str, str, str]]] = [set() for _ in claims]
         self.shares: dict[tuple[str, str, str], int] = {}
@@ -142,7 +143,7 @@ class Search:
         self.eligible: dict[tuple[int, int], bool] = {}
         self.consumed: dict[tuple[int, int], Consumed | str | CapacityError] = {}
         self.all_sets: dict[int, list[Device]] = {}
-        self.node_ops = g.enabled("DRAOptionalNodeOperations")
+        self.node_ops = g.enabled(Gate.DRA_OPTIONAL_NODE_OPERATIONS)
         self.prune: dict[int, _Prune | None] = {}     # id(leaf) -> info; None: pruning disabled
         self.attr_pos: dict[str, dict[Value | None, list[int]]] = {}
         self.whos: dict[int, str] = {}

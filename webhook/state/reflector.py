@@ -31,6 +31,7 @@ from typing import Any, Protocol
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
+from webhook.rules.registry import by_kind
 from webhook.state.base import ClusterSnapshot
 
 log = logging.getLogger(__name__)
@@ -51,22 +52,25 @@ class KindAPI:
     namespaced: bool
 
 
+def _api(kind: str, api_class: str, method: str) -> KindAPI:
+    """A kind we have rules for: group, version, plural and scope come from its ``KindRules``."""
+    rules = by_kind(kind)
+    assert rules is not None, kind
+    method += "_for_all_namespaces" if rules.namespaced else ""
+    return KindAPI(kind, rules.api_version(), api_class, method,
+                   f"/apis/{rules.api_version()}/{rules.plural}", rules.namespaced)
+
+
 KIND_APIS: dict[str, KindAPI] = {a.kind: a for a in (
-    KindAPI("ResourceSlice", "resource.k8s.io/v1", "ResourceV1Api", "list_resource_slice",
-            "/apis/resource.k8s.io/v1/resourceslices", False),
-    KindAPI("DeviceClass", "resource.k8s.io/v1", "ResourceV1Api", "list_device_class",
-            "/apis/resource.k8s.io/v1/deviceclasses", False),
-    KindAPI("ResourceClaim", "resource.k8s.io/v1", "ResourceV1Api",
-            "list_resource_claim_for_all_namespaces", "/apis/resource.k8s.io/v1/resourceclaims", True),
-    KindAPI("ResourceClaimTemplate", "resource.k8s.io/v1", "ResourceV1Api",
-            "list_resource_claim_template_for_all_namespaces",
-            "/apis/resource.k8s.io/v1/resourceclaimtemplates", True),
-    KindAPI("Workload", "scheduling.k8s.io/v1beta1", "SchedulingV1beta1Api",
-            "list_workload_for_all_namespaces", "/apis/scheduling.k8s.io/v1beta1/workloads", True),
-    KindAPI("PodGroup", "scheduling.k8s.io/v1beta1", "SchedulingV1beta1Api",
-            "list_pod_group_for_all_namespaces", "/apis/scheduling.k8s.io/v1beta1/podgroups", True),
-    KindAPI("Node", "v1", "CoreV1Api", "list_node", "/api/v1/nodes", False),
+    _api("ResourceSlice", "ResourceV1Api", "list_resource_slice"),
+    _api("DeviceClass", "ResourceV1Api", "list_device_class"),
+    _api("ResourceClaim", "ResourceV1Api", "list_resource_claim"),
+    _api("ResourceClaimTemplate", "ResourceV1Api", "list_resource_claim_template"),
+    _api("Workload", "SchedulingV1beta1Api", "list_workload"),
+    _api("PodGroup", "SchedulingV1beta1Api", "list_pod_group"),
+    KindAPI("Node", "v1", "CoreV1Api", "list_node", "/api/v1/nodes", False),  # state only: no rules
 )}
+"""The kinds the live state lists and watches (``state.base.KINDS``)."""
 
 API_VERSIONS: dict[str, str] = {k: a.api_version for k, a in KIND_APIS.items()}
 

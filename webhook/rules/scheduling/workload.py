@@ -11,11 +11,13 @@ import copy
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, duplicate, forbidden, immutable, invalid
+from webhook.gates import Gate
 from webhook.patch import op_remove
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
 from webhook.rules.names import is_path_segment_name, validate_object_meta
 from webhook.rules.scheduling import common as sc
+from webhook.rules.shape import is_set, mapping, strip_warning, type_error
 
 SPEC = FieldPath.root("spec")
 PGT = SPEC.child("podGroupTemplates")
@@ -43,30 +45,31 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
     is kept on UPDATE; templates inside compositePodGroupTemplates are not touched.
     """
     out = Mutation()
-    spec = sc.as_dict(obj.get("spec")) if isinstance(obj, dict) else {}
+    spec = mapping(obj.get("spec")) if isinstance(obj, dict) else {}
     templates = spec.get("podGroupTemplates")
     if not isinstance(templates, list):
         return out
-    old_spec = sc.as_dict(sc.as_dict(ctx.old).get("spec")) if ctx.is_update() else {}
+    old_spec = mapping(mapping(ctx.old).get("spec")) if ctx.is_update() else {}
     old_templates = old_spec.get("podGroupTemplates")
     old_templates = old_templates if isinstance(old_templates, list) else []
-    dropped = {sc.GATE_TOPOLOGY: 0, sc.GATE_CLAIMS: 0}
+    dropped = {Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING: 0, Gate.DRA_WORKLOAD_RESOURCE_CLAIMS: 0}
     for i, tmpl in enumerate(templates):
         if not isinstance(tmpl, dict):
             continue
-        old_t = sc.as_dict(old_templates[i]) if i < len(old_templates) else {}
+        old_t = mapping(old_templates[i]) if i < len(old_templates) else {}
         path = PGT.index(i)
-        if "schedulingConstraints" in tmpl and not ctx.gates.enabled(sc.GATE_TOPOLOGY) \
+        if "schedulingConstraints" in tmpl and not ctx.gates.enabled(Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING) \
                 and old_t.get("schedulingConstraints") is None:
             out.ops.append(op_remove(path.child("schedulingConstraints")))
-            dropped[sc.GATE_TOPOLOGY] += tmpl["schedulingConstraints"] is not None
-        if "resourceClaims" in tmpl and not ctx.gates.enabled(sc.GATE_CLAIMS) \
-                and not sc.is_set(old_t.get("resourceClaims")):
+            dropped[Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING] += tmpl["schedulingConstraints"] is not None
+        if "resourceClaims" in tmpl and not ctx.gates.enabled(Gate.DRA_WORKLOAD_RESOURCE_CLAIMS) \
+                and not is_set(old_t.get("resourceClaims")):
             out.ops.append(op_remove(path.child("resourceClaims")))
-            dropped[sc.GATE_CLAIMS] += sc.is_set(tmpl["resourceClaims"])
-    for gate, field in ((sc.GATE_TOPOLOGY, "schedulingConstraints"), (sc.GATE_CLAIMS, "resourceClaims")):
+            dropped[Gate.DRA_WORKLOAD_RESOURCE_CLAIMS] += is_set(tmpl["resourceClaims"])
+    for gate, field in ((Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, "schedulingConstraints"),
+                        (Gate.DRA_WORKLOAD_RESOURCE_CLAIMS, "resourceClaims")):
         if dropped[gate]:
-            out.warnings.append(f"{gate} is off: dropped {field} from {dropped[gate]} podGroupTemplates")
+            out.warnings.append(strip_warning(gate, f"{field} from {dropped[gate]} podGroupTemplates"))
     return out
 
 
@@ -76,13 +79,13 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
 def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
     """CREATE: metadata, the union, the template lists and the hand-written tree rules."""
     if not isinstance(obj, dict):
-        return [invalid(FieldPath.root(), obj, "must be an object")]
+        return [type_error(FieldPath.root(), obj, "object")]
     errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
     spec = obj.get("spec")
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
-        return errs + [invalid(SPEC, spec, "must be an object")]
+        return errs + [type_error(SPEC, spec, "object")]
     return errs + validate_spec(spec, ctx) + validate_tree(spec)
 
 
@@ -100,8 +103,8 @@ def validate_spec(spec: dict[str, Any], ctx: RuleContext, old: dict[str, Any] | 
                                    old_list if isinstance(old_list, list) else None)
     if sc.changed(spec, old, "compositePodGroupTemplates") and \
             spec.get("compositePodGroupTemplates") is not None:
-        if not ctx.gates.enabled(sc.GATE_COMPOSITE):
-            errs.append(forbidden(CPGT, f"requires feature gate {sc.GATE_COMPOSITE}"))
+        if not ctx.gates.enabled(Gate.COMPOSITE_POD_GROUP):
+            errs.append(forbidden(CPGT, f"requires feature gate {Gate.COMPOSITE_POD_GROUP}"))
         else:
             errs += validate_composite_templates(spec["compositePodGroupTemplates"], CPGT, ctx, 1)
     return errs
@@ -119,7 +122,7 @@ def validate_templates(value: Any, path: FieldPath, ctx: RuleContext,
     for i, tmpl in enumerate(items):
         ipath = path.index(i)
         if not isinstance(tmpl, dict):
-            errs.append(invalid(ipath, tmpl, "must be an object"))
+            errs.append(type_error(ipath, tmpl, "object"))
             continue
         name = tmpl.get("name")
         prev = old_by_name.get(name) if isinstance(name, str) else None
@@ -138,7 +141,7 @@ def validate_composite_templates(value: Any, path: FieldPath, ctx: RuleContext, 
     for i, tmpl in enumerate(items):
         ipath = path.index(i)
         if not isinstance(tmpl, dict):
-            errs.append(invalid(ipath, tmpl, "must be an object"))
+            errs.append(type_error(ipath, tmpl, "object"))
             continue
         errs += sc.check_short_name(tmpl.get("name"), ipath.child("name"), required_=True)
         errs += sc.validate_scheduling_policy(tmpl.get("schedulingPolicy"), ipath.child("schedulingPolicy"),
@@ -157,7 +160,7 @@ def validate_controller_ref(ref: Any, path: FieldPath) -> list[FieldError]:
     if ref is None:
         return []
     if not isinstance(ref, dict):
-        return [invalid(path, ref, "must be an object")]
+        return [type_error(path, ref, "object")]
     errs = sc.check_long_name(ref.get("apiGroup") or None, path.child("apiGroup"))
     for key in ("kind", "name"):
         errs += sc.check_name(ref.get(key), path.child(key), is_path_segment_name, required_=True)
@@ -272,7 +275,7 @@ def _priority(spec: dict[str, Any]) -> list[FieldError]:
 def _has_child(cpg: dict[str, Any], path: FieldPath, depth: int) -> list[FieldError]:
     """WL-HW-5: every composite template has at least one child template."""
     errs: list[FieldError] = []
-    if not sc.is_set(cpg.get("podGroupTemplates")) and not sc.is_set(cpg.get("compositePodGroupTemplates")):
+    if not is_set(cpg.get("podGroupTemplates")) and not is_set(cpg.get("compositePodGroupTemplates")):
         errs.append(invalid(path, cpg.get("name"),
                             "must have at least one child PodGroupTemplate or CompositePodGroupTemplate"))
     if depth < _WALK_LIMIT:
@@ -287,14 +290,14 @@ def _has_child(cpg: dict[str, Any], path: FieldPath, depth: int) -> list[FieldEr
 def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
     """UPDATE: ratcheted declarative rules, immutability, no template add/remove, tree rules."""
     if not isinstance(obj, dict):
-        return [invalid(FieldPath.root(), obj, "must be an object")]
+        return [type_error(FieldPath.root(), obj, "object")]
     errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
     spec = obj.get("spec")
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
-        return errs + [invalid(SPEC, spec, "must be an object")]
-    old_spec = sc.as_dict(sc.as_dict(old).get("spec"))
+        return errs + [type_error(SPEC, spec, "object")]
+    old_spec = mapping(mapping(old).get("spec"))
     errs += validate_spec(spec, ctx, old_spec)
     if spec.get("controllerRef") != old_spec.get("controllerRef"):
         errs.append(immutable(SPEC.child("controllerRef"), spec.get("controllerRef")))

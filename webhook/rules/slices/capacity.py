@@ -24,7 +24,8 @@ from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, duplicate, forbidden, invalid, required, too_many
 from webhook.quantity import MAX_INT64, Quantity
-from webhook.rules.slices.common import as_list, as_object, as_quantity, validate_map, validate_qualified_name
+from webhook.rules.shape import as_list, as_object
+from webhook.rules.slices.common import as_quantity, validate_map, validate_qualified_name
 
 VALID_VALUES_MAX = 10
 MIN_INT64 = -(2**63)

@@ -20,16 +20,12 @@ from webhook.fielderrors import (
     required,
     too_long,
     too_many,
-    type_invalid,
 )
 from webhook.quantity import try_parse
+from webhook.rules.shape import as_bool, as_list, as_object, as_str, type_error
 from webhook.rules.slices.capacity import validate_capacity_map
 from webhook.rules.slices.common import (
-    as_bool,
-    as_list,
-    as_object,
     as_quantity,
-    as_str,
     not_supported_value,
     semantic_equal,
     validate_dns_label,
@@ -183,13 +179,7 @@ def validate_attribute(attr: Any, path: FieldPath) -> list[FieldError]:
         n += 1
         v = a["int"]
         if isinstance(v, bool) or not isinstance(v, int):
-            errs.append(
-                type_invalid(
-                    path.child("int"),
-                    v if not isinstance(v, (dict, list)) else "<value>",
-                    "must be an integer",
-                )
-            )
+            errs.append(type_error(path.child("int"), v, "integer"))
     if a.get("string") is not None:
         n += 1
         s = as_str(a["string"], path.child("string"), errs)
@@ -221,12 +211,12 @@ def validate_attribute(attr: Any, path: FieldPath) -> list[FieldError]:
 
 def _list_item(kind: str, item: Any, path: FieldPath) -> list[FieldError]:
     if kind == "bools":
-        return [] if isinstance(item, bool) else [type_invalid(path, "<value>", "must be a boolean")]
+        return [] if isinstance(item, bool) else [type_error(path, item, "boolean")]
     if kind == "ints":
         ok = isinstance(item, int) and not isinstance(item, bool)
-        return [] if ok else [type_invalid(path, "<value>", "must be an integer")]
+        return [] if ok else [type_error(path, item, "integer")]
     if not isinstance(item, str):
-        return [type_invalid(path, "<value>", "must be a string")]
+        return [type_error(path, item, "string")]
     return _string_value(item, path) if kind == "strings" else _version_value(item, path)
 
 
@@ -295,7 +285,7 @@ def _validate_consumes_counters(
         counters = e.get("counters")
         if not counters:
             if counters is not None and not isinstance(counters, dict):
-                errs.append(type_invalid(ep.child("counters"), "<value>", "must be an object"))
+                errs.append(type_error(ep.child("counters"), counters, "object"))
             else:
                 errs.append(required(ep.child("counters")))
         else:
@@ -337,7 +327,7 @@ def validate_compatibility_groups(value: Any, path: FieldPath) -> list[FieldErro
     for k, g in enumerate(groups):
         gp = path.index(k)
         if not isinstance(g, str):
-            errs.append(type_invalid(gp, "<value>" if isinstance(g, (dict, list)) else g, "must be a string"))
+            errs.append(type_error(gp, g, "string"))
             continue
         errs.extend(validate_dns_label(g, gp))
         if g in seen:

@@ -23,17 +23,13 @@ from webhook.fielderrors import (
     invalid,
     required,
     too_many,
-    type_invalid,
 )
+from webhook.gates import Gate
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
 from webhook.rules.names import validate_object_meta
+from webhook.rules.shape import as_bool, as_int, as_list, as_object, as_str, type_error
 from webhook.rules.slices.common import (
-    as_bool,
-    as_int,
-    as_list,
-    as_object,
-    as_str,
     not_supported_value,
     validate_driver_name,
     validate_fully_qualified_name,
@@ -98,7 +94,7 @@ def _guarded(fn: Callable[[], list[FieldError]]) -> list[FieldError]:
 
 def _validate(obj: Any, old: dict[str, Any] | None, ctx: RuleContext) -> list[FieldError]:
     if not isinstance(obj, dict):
-        return [type_invalid("", "<value>", "must be an object")]
+        return [type_error("", obj, "object")]
     errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=False)
     if old is not None:
         errs.extend(_meta_update(obj.get("metadata"), old.get("metadata")))
@@ -235,7 +231,7 @@ def _validate_devices(spec: dict[str, Any], old: dict[str, Any] | None, ctx: Rul
     if len(devices) > limit:
         return [too_many(path, len(devices), limit)]
     per_device = spec.get("perDeviceNodeSelection") is True
-    fractional = ctx.gates.enabled("DRAFractionalCapacityRange")
+    fractional = ctx.gates.enabled(Gate.DRA_FRACTIONAL_CAPACITY_RANGE)
     old_devices: dict[str, dict[str, Any]] = {}
     if old is not None and isinstance(old.get("devices"), list):
         for d in old["devices"]:
@@ -276,7 +272,7 @@ def _validate_shared_counters(value: Any, path: FieldPath) -> list[FieldError]:
         counters = c.get("counters")
         if not counters:
             if counters is not None and not isinstance(counters, dict):
-                errs.append(type_invalid(sp.child("counters"), "<value>", "must be an object"))
+                errs.append(type_error(sp.child("counters"), counters, "object"))
             else:
                 errs.append(required(sp.child("counters")))
         else:
@@ -344,7 +340,7 @@ def _skip_node_operations(
     if not ops:
         return errs
     unchanged = old is not None and old.get("skipNodeOperations") == spec.get("skipNodeOperations")
-    if not ctx.gates.enabled("DRAOptionalNodeOperations") and not unchanged:
+    if not ctx.gates.enabled(Gate.DRA_OPTIONAL_NODE_OPERATIONS) and not unchanged:
         errs.append(forbidden(path, "disabled by feature gate DRAOptionalNodeOperations"))
     if not unchanged:
         seen: set[str] = set()
