@@ -14,6 +14,7 @@ from typing import Any
 from webhook.allocator.engine import JOINT, PER_CLAIM, Outcome, allocate
 from webhook.allocator.feasibility import claims_for
 from webhook.allocator.model import model_for
+from webhook.allocator.reasons import note, text
 from webhook.gates import FeatureGates
 from webhook.rules.registry import by_kind, feasibility_kinds
 from webhook.state.base import ClusterSnapshot
@@ -68,12 +69,12 @@ def run_simulate(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gates
         notes.append(f"node {node} is not in the cluster state")
     if not claims:
         outcome = Outcome()
-        outcome.message = "no claims to allocate"
-        outcome.reasons = [(0, n) for n in notes] or [(0, outcome.message)]
+        outcome.summary = note("no claims to allocate")
+        outcome.reasons = [note(n) for n in notes] or [outcome.summary]
     else:
         outcome = allocate(claims, model, node=node, mode=podgroup_mode, max_steps=MAX_STEPS,
                            deadline=time.monotonic() + TIMEOUT_SECONDS)
-        outcome.reasons = [(0, n) for n in notes] + outcome.reasons
+        outcome.reasons = [note(n) for n in notes] + outcome.reasons
     code = 0 if outcome.feasible else 1
     if output == "json":
         return code, json.dumps(as_json(outcome), indent=2)
@@ -107,17 +108,12 @@ def as_text(outcome: Outcome, mode: str, n_claims: int) -> str:
     lines.append(f"feasible: no ({outcome.kind}: {outcome.message or 'cannot allocate all claims'}; "
                  f"{outcome.steps} steps, {outcome.nodes_tried} node(s){how})")
     by_node: dict[str, list[str]] = {}
-    general: list[str] = []
-    for text in outcome.reason_texts():
-        head, sep, rest = text.partition(": ")
-        if sep and " " not in head and not head.startswith("claim"):
-            by_node.setdefault(head, []).append(rest)
+    for r in outcome.ranked():
+        if r.node:
+            by_node.setdefault(r.node, []).append(text(r))
         else:
-            general.append(text)
-    for g in general:
-        lines.append(f"  {g}")
+            lines.append(f"  {text(r)}")
     for node in sorted(by_node):
         lines.append(f"node {node}:")
-        for r in by_node[node]:
-            lines.append(f"  - {r}")
+        lines.extend(f"  - {r}" for r in by_node[node])
     return "\n".join(lines) + "\n"

@@ -404,22 +404,13 @@ class Model:
                 meta = _d(raw.get("metadata"))
                 self.allocated_claims[(_s(meta.get("namespace")), _s(meta.get("name")))] = raw
                 self.allocated.add_results(results, gates)
-        self._pools: dict[str, Any] = {}
+        self.pools_cache: dict[str, Any] = {}
+        """Gathered pools per node name (``pools.pools_for``)."""
         self.sel_cache: dict[Any, dict[int, Any]] = _SEL
         self.lock = threading.Lock()
 
     def node(self, name: str) -> NodeInfo:
         return self.nodes.get(name) or NodeInfo(name, {})
-
-    def pools_for(self, node: NodeInfo) -> Any:
-        """The gathered pools for a node (§2), cached per node name."""
-        got = self._pools.get(node.name)
-        if got is None:
-            from webhook.allocator.pools import gather_pools
-            got = gather_pools(self, node)
-            if len(self._pools) < 4096:
-                self._pools[node.name] = got
-        return got
 
 
 _CACHE: dict[tuple[int, int, str], tuple[weakref.ref[ClusterSnapshot], Model]] = {}

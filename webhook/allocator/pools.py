@@ -53,6 +53,16 @@ def slice_relevant(sl: Slice, node: NodeInfo) -> bool:
     return False
 
 
+def pools_for(model: Model, node: NodeInfo) -> list[Pool]:
+    """The gathered pools for a node (§2), cached in the model per node name."""
+    got: list[Pool] | None = model.pools_cache.get(node.name)
+    if got is None:
+        got = gather_pools(model, node)
+        if len(model.pools_cache) < 4096:
+            model.pools_cache[node.name] = got
+    return got
+
+
 def gather_pools(model: Model, node: NodeInfo) -> list[Pool]:
     """§2: the pools (sorted; binding-condition pools last) that can serve ``node``."""
     pd = model.gates.enabled(Gate.DRA_PARTITIONABLE_DEVICES)
