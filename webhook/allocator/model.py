@@ -377,22 +377,7 @@ class Model:
             if isinstance(raw, dict):
                 dc = DeviceClassInfo(raw)
                 self.classes[dc.name] = dc
-        nodes: dict[str, NodeInfo] = {}
-        for raw in snapshot.of("Node"):
-            if isinstance(raw, dict):
-                meta = _d(raw.get("metadata"))
-                name = _s(meta.get("name"))
-                if name:
-                    labels = {k: v for k, v in _d(meta.get("labels")).items()
-                              if isinstance(k, str) and isinstance(v, str)}
-                    nodes[name] = NodeInfo(name, labels)
-        for sl in slices:  # a node only known from its slices still gets a chance
-            if sl.node_name and sl.node_name not in nodes:
-                nodes[sl.node_name] = NodeInfo(sl.node_name, {})
-            for d in sl.devices:
-                if d.node_name and d.node_name not in nodes:
-                    nodes[d.node_name] = NodeInfo(d.node_name, {})
-        self.nodes = dict(sorted(nodes.items()))
+        self.nodes = _nodes(snapshot, slices)
         self.allocated = AllocatedState()
         self.allocated_claims: dict[tuple[str, str], dict[str, Any]] = {}
         for raw in snapshot.of("ResourceClaim"):
@@ -411,6 +396,26 @@ class Model:
 
     def node(self, name: str) -> NodeInfo:
         return self.nodes.get(name) or NodeInfo(name, {})
+
+
+def _nodes(snapshot: ClusterSnapshot, slices: list[Slice]) -> dict[str, NodeInfo]:
+    """Nodes by name (sorted): the Node objects, plus nodes only known from slices and devices."""
+    nodes: dict[str, NodeInfo] = {}
+    for raw in snapshot.of("Node"):
+        if isinstance(raw, dict):
+            meta = _d(raw.get("metadata"))
+            name = _s(meta.get("name"))
+            if name:
+                labels = {k: v for k, v in _d(meta.get("labels")).items()
+                          if isinstance(k, str) and isinstance(v, str)}
+                nodes[name] = NodeInfo(name, labels)
+    for sl in slices:  # a node only known from its slices still gets a chance
+        if sl.node_name and sl.node_name not in nodes:
+            nodes[sl.node_name] = NodeInfo(sl.node_name, {})
+        for d in sl.devices:
+            if d.node_name and d.node_name not in nodes:
+                nodes[d.node_name] = NodeInfo(d.node_name, {})
+    return dict(sorted(nodes.items()))
 
 
 _CACHE: dict[tuple[int, int, str], tuple[weakref.ref[ClusterSnapshot], Model]] = {}

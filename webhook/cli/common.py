@@ -5,8 +5,9 @@ from __future__ import annotations
 import uuid
 from dataclasses import replace
 
+from webhook import BadInput
 from webhook.config import Settings, load_config_file
-from webhook.gates import FeatureGates
+from webhook.gates import KNOWN, FeatureGates
 from webhook.state.base import StateSource
 
 EXIT_OK, EXIT_DENIED, EXIT_USAGE = 0, 1, 2
@@ -34,3 +35,16 @@ def load_cluster_state(path: str | None) -> StateSource:
 
 def new_uid() -> str:
     return str(uuid.uuid4())
+
+
+def parse_gate_names(text: str) -> list[str]:
+    """``--compare-gates A,B``: known, unlocked gate names."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    for n in names:
+        if n not in KNOWN:
+            raise BadInput(f"--compare-gates: unrecognized feature gate: {n}")
+        if KNOWN[n].locked:
+            raise BadInput(f"--compare-gates: {n} is locked to {str(KNOWN[n].default).lower()}")
+    if not names:
+        raise BadInput("--compare-gates: no gate names given")
+    return names

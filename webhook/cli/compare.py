@@ -9,15 +9,18 @@ Exit code: 1 when either side is denied / infeasible, else 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webhook.cli import render
 from webhook.cli.common import EXIT_DENIED, EXIT_OK
-from webhook.cli.review import Reviewed, review_objects
-from webhook.cli.simulate import simulate_objects
 from webhook.config import Settings
-from webhook.state.base import ClusterSnapshot, StateSource
+from webhook.gates import FeatureGates
+
+if TYPE_CHECKING:
+    from webhook.cli.review import Reviewed
+    from webhook.cli.simulate import Simulation
 
 
 @dataclass(frozen=True)
@@ -53,11 +56,10 @@ def diff(label: str, on: list[str], off: list[str]) -> list[str]:
     return out
 
 
-def compare_review(objs: list[dict[str, Any]], old: dict[str, Any] | None, operation: str,
-                   dry_run: bool, settings: Settings, state: StateSource | None,
+def compare_review(review: Callable[[Settings], list[Reviewed]], settings: Settings,
                    names: list[str]) -> Comparison:
-    sides = {side: [summarise(r) for r in review_objects(objs, old, operation, dry_run,
-                                                         _with(settings, names, value), state)]
+    """``review(settings)`` with the named gates on, then off."""
+    sides = {side: [summarise(r) for r in review(_with(settings, names, value))]
              for side, value in (("on", True), ("off", False))}
     differences: list[str] = []
     for on, off in zip(sides["on"], sides["off"], strict=True):
@@ -71,10 +73,10 @@ def compare_review(objs: list[dict[str, Any]], old: dict[str, Any] | None, opera
     return Comparison(names, sides["on"], sides["off"], differences, code)
 
 
-def compare_simulate(objs: list[dict[str, Any]], snapshot: ClusterSnapshot, settings: Settings,
-                     names: list[str], node: str | None, mode: str) -> Comparison:
-    on, off = (render.simulation_doc(simulate_objects(objs, snapshot, _with(settings, names, v).gates,
-                                                      node, mode)) for v in (True, False))
+def compare_simulate(simulate: Callable[[FeatureGates], Simulation], settings: Settings,
+                     names: list[str]) -> Comparison:
+    """``simulate(gates)`` with the named gates on, then off."""
+    on, off = (render.simulation_doc(simulate(_with(settings, names, v).gates)) for v in (True, False))
     differences: list[str] = []
     if on["feasible"] != off["feasible"]:
         differences.append(f"feasible: {on['feasible']} with gates on, {off['feasible']} with gates off")

@@ -15,9 +15,16 @@ from webhook import BadInput
 from webhook.admission.envelope import parse_review
 from webhook.admission.pipeline import Answer, Outcome, evaluate, respond
 from webhook.cli import render
-from webhook.cli.common import EXIT_DENIED, EXIT_OK, GATES_HELP, build_settings, load_cluster_state, new_uid
+from webhook.cli.common import (
+    EXIT_DENIED,
+    EXIT_OK,
+    GATES_HELP,
+    build_settings,
+    load_cluster_state,
+    new_uid,
+    parse_gate_names,
+)
 from webhook.config import Settings
-from webhook.gates import KNOWN
 from webhook.rules.registry import rules_for
 from webhook.state.base import StateSource
 from webhook.state.files import load_objects_from_file
@@ -113,19 +120,6 @@ def review_objects(objs: list[dict[str, Any]], old: dict[str, Any] | None, opera
     return results
 
 
-def parse_gate_names(text: str) -> list[str]:
-    """``--compare-gates A,B``: known, unlocked gate names."""
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    for n in names:
-        if n not in KNOWN:
-            raise BadInput(f"--compare-gates: unrecognized feature gate: {n}")
-        if KNOWN[n].locked:
-            raise BadInput(f"--compare-gates: {n} is locked to {str(KNOWN[n].default).lower()}")
-    if not names:
-        raise BadInput("--compare-gates: no gate names given")
-    return names
-
-
 def _inputs(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any] | None, str]:
     """(objects, old object, operation) from the flags."""
     objs = load_objects_from_file(args.file)
@@ -149,8 +143,8 @@ def run(args: argparse.Namespace) -> int:
     state = load_cluster_state(args.cluster_state) if settings.feasibility else None
     if args.compare_gates:
         from webhook.cli.compare import compare_review
-        cmp = compare_review(objs, old, operation, args.dry_run, settings, state,
-                             parse_gate_names(args.compare_gates))
+        cmp = compare_review(lambda s: review_objects(objs, old, operation, args.dry_run, s, state),
+                             settings, parse_gate_names(args.compare_gates))
         print(render.review_comparison(cmp, args.output))
         return cmp.exit_code
     results = review_objects(objs, old, operation, args.dry_run, settings, state)

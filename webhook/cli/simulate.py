@@ -17,7 +17,7 @@ from webhook.allocator.feasibility import claims_for
 from webhook.allocator.model import model_for
 from webhook.allocator.reasons import note
 from webhook.cli import render
-from webhook.cli.common import EXIT_USAGE, GATES_HELP, build_settings, load_cluster_state
+from webhook.cli.common import EXIT_USAGE, GATES_HELP, build_settings, load_cluster_state, parse_gate_names
 from webhook.gates import FeatureGates
 from webhook.rules.registry import by_kind, feasibility_kinds
 from webhook.state.base import ClusterSnapshot
@@ -132,9 +132,8 @@ def run(args: argparse.Namespace) -> int:
     snapshot = load_cluster_state(args.cluster_state).snapshot()
     if args.compare_gates:
         from webhook.cli.compare import compare_simulate
-        from webhook.cli.review import parse_gate_names
-        cmp = compare_simulate(objs, snapshot, settings, parse_gate_names(args.compare_gates),
-                               args.node, args.podgroup_mode)
+        cmp = compare_simulate(lambda g: simulate_objects(objs, snapshot, g, args.node, args.podgroup_mode),
+                               settings, parse_gate_names(args.compare_gates))
         print(render.simulation_comparison(cmp, args.output))
         return cmp.exit_code
     code, text = run_simulate(objs, snapshot, settings.gates, args.node, args.podgroup_mode, args.output)
