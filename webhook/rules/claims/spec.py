@@ -71,12 +71,9 @@ def validate_device_claim(devices: dict[str, Any], path: FieldPath, ctx: RuleCon
 def validate_device_request(value: Any, path: FieldPath, ctx: RuleContext) -> list[FieldError]:
     """RC-REQ-3..5 and the request body (``exactly`` or ``firstAvailable``)."""
     errs: list[FieldError] = []
-    req = as_object(value, path, errs)
+    req = _request_object(value, path, errs)
     if req is None:
-        if value is None:
-            errs.append(type_error(path, None, "object"))
         return errs
-    errs.extend(validate_request_name(req.get("name"), path.child("name")))
     kinds = 0
     fa_path = path.child("firstAvailable")
     first = as_list(req.get("firstAvailable"), fa_path, errs) or []
@@ -102,11 +99,7 @@ def validate_device_request(value: Any, path: FieldPath, ctx: RuleContext) -> li
 
 def validate_exact_request(ex: dict[str, Any], path: FieldPath, ctx: RuleContext) -> list[FieldError]:
     """RC-EX-1..8 for ``exactly``."""
-    errs = validate_device_class_name(ex.get("deviceClassName"), path.child("deviceClassName"))
-    errs.extend(validate_selectors(ex.get("selectors"), path.child("selectors")))
-    errs.extend(validate_allocation_mode(ex, path))
-    errs.extend(validate_tolerations(ex.get("tolerations"), path.child("tolerations")))
-    errs.extend(validate_capacity_requests(ex.get("capacity"), path.child("capacity")))
+    errs = _request_body(ex, path)
     adm = ex.get("adminAccess")
     if adm is not None and not isinstance(adm, bool):
         errs.append(type_error(path.child("adminAccess"), adm, "boolean"))
@@ -116,17 +109,30 @@ def validate_exact_request(ex: dict[str, Any], path: FieldPath, ctx: RuleContext
 def validate_sub_request(value: Any, path: FieldPath, ctx: RuleContext) -> list[FieldError]:
     """RC-FA-2: one ``firstAvailable`` entry: the ``exactly`` rules plus its own name."""
     errs: list[FieldError] = []
-    sub = as_object(value, path, errs)
-    if sub is None:
+    sub = _request_object(value, path, errs)
+    if sub is not None:
+        errs.extend(_request_body(sub, path))
+    return errs
+
+
+def _request_object(value: Any, path: FieldPath, errs: list[FieldError]) -> dict[str, Any] | None:
+    """A request or subrequest entry (null is a type error too) with its name checked."""
+    obj = as_object(value, path, errs)
+    if obj is None:
         if value is None:
             errs.append(type_error(path, None, "object"))
-        return errs
-    errs.extend(validate_request_name(sub.get("name"), path.child("name")))
-    errs.extend(validate_device_class_name(sub.get("deviceClassName"), path.child("deviceClassName")))
-    errs.extend(validate_selectors(sub.get("selectors"), path.child("selectors")))
-    errs.extend(validate_allocation_mode(sub, path))
-    errs.extend(validate_tolerations(sub.get("tolerations"), path.child("tolerations")))
-    errs.extend(validate_capacity_requests(sub.get("capacity"), path.child("capacity")))
+        return None
+    errs.extend(validate_request_name(obj.get("name"), path.child("name")))
+    return obj
+
+
+def _request_body(body: dict[str, Any], path: FieldPath) -> list[FieldError]:
+    """What ``exactly`` and a subrequest share: class, selectors, mode, tolerations, capacity."""
+    errs = validate_device_class_name(body.get("deviceClassName"), path.child("deviceClassName"))
+    errs.extend(validate_selectors(body.get("selectors"), path.child("selectors")))
+    errs.extend(validate_allocation_mode(body, path))
+    errs.extend(validate_tolerations(body.get("tolerations"), path.child("tolerations")))
+    errs.extend(validate_capacity_requests(body.get("capacity"), path.child("capacity")))
     return errs
 
 

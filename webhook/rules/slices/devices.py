@@ -282,20 +282,22 @@ def _validate_consumes_counters(
         cs = e.get("counterSet")
         keys.append(cs if isinstance(cs, str) else None)
         errs.extend(validate_required_label(cs, ep.child("counterSet")))
-        counters = e.get("counters")
-        if not counters:
-            if counters is not None and not isinstance(counters, dict):
-                errs.append(type_error(ep.child("counters"), counters, "object"))
-            else:
-                errs.append(required(ep.child("counters")))
-        else:
-            errs.extend(validate_counters(counters, ep.child("counters"), COUNTERS_PER_CONSUMPTION_MAX))
+        errs.extend(validate_counters_member(e.get("counters"), ep.child("counters"), COUNTERS_PER_CONSUMPTION_MAX))
         groups = e.get("compatibilityGroups")
         if isinstance(cs, str) and cs in old_groups and _groups_equal(old_groups[cs], groups):
             continue  # declarative ratcheting: an unchanged value is not validated again
         errs.extend(validate_compatibility_groups(groups, ep.child("compatibilityGroups")))
     errs.extend(_duplicates(keys, path))
     return errs
+
+
+def validate_counters_member(counters: Any, path: FieldPath, limit: int) -> list[FieldError]:
+    """A required, non-empty ``counters`` map (of a counter set or a consumption)."""
+    if counters:
+        return validate_counters(counters, path, limit)
+    if counters is not None and not isinstance(counters, dict):
+        return [type_error(path, counters, "object")]
+    return [required(path)]
 
 
 def validate_counters(value: Any, path: FieldPath, limit: int) -> list[FieldError]:

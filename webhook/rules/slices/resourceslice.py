@@ -10,7 +10,7 @@ immutability). Per-device rules live in ``slice_devices``, capacity and requestP
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from webhook.fielderrors import (
@@ -38,7 +38,7 @@ from webhook.rules.slices.common import (
     validate_pool_name,
     validate_required_label,
 )
-from webhook.rules.slices.devices import has_list_attribute, validate_counters, validate_device
+from webhook.rules.slices.devices import has_list_attribute, validate_counters_member, validate_device
 from webhook.rules.slices.mutate import mutate_slice
 
 MAX_DEVICES = 128
@@ -238,18 +238,26 @@ def _validate_devices(spec: dict[str, Any], old: dict[str, Any] | None, ctx: Rul
             if isinstance(d, dict) and isinstance(d.get("name"), str):
                 old_devices.setdefault(d["name"], d)
     names: list[Any] = []
-    for i, dev in enumerate(devices):
-        dp = path.index(i)
-        d = as_object(dev, dp, errs)
+    for dp, d, name in _named(devices, path, errs, names):
+        prev = old_devices.get(name) if isinstance(name, str) else None
+        errs.extend(validate_device(d, prev, dp, per_device, fractional))
+    return errs + duplicates_by(names, path, key=lambda n: n)
+
+
+def _named(items: list[Any], path: FieldPath, errs: list[FieldError],
+           names: list[Any]) -> Iterator[tuple[FieldPath, dict[str, Any], Any]]:
+    """(path, entry, name) of each object entry of a list keyed by ``name``, in order; a type
+    error for an entry that is not an object. ``names`` collects the keys for ``duplicates_by``
+    (None: not an object, "": no string name)."""
+    for i, item in enumerate(items):
+        p = path.index(i)
+        d = as_object(item, p, errs)
         if d is None:
             names.append(None)
             continue
         name = d.get("name")
         names.append(name if isinstance(name, str) else "")
-        prev = old_devices.get(name) if isinstance(name, str) else None
-        errs.extend(validate_device(d, prev, dp, per_device, fractional))
-    errs.extend(duplicates_by(names, path, key=lambda n: n))  # later entries; None = not an object
-    return errs
+        yield p, d, name
 
 
 def _validate_shared_counters(value: Any, path: FieldPath) -> list[FieldError]:
@@ -260,25 +268,10 @@ def _validate_shared_counters(value: Any, path: FieldPath) -> list[FieldError]:
     if len(sets) > MAX_COUNTER_SETS:
         return [too_many(path, len(sets), MAX_COUNTER_SETS)]
     names: list[Any] = []
-    for i, cs in enumerate(sets):
-        sp = path.index(i)
-        c = as_object(cs, sp, errs)
-        if c is None:
-            names.append(None)
-            continue
-        name = c.get("name")
-        names.append(name if isinstance(name, str) else "")
+    for sp, c, name in _named(sets, path, errs, names):
         errs.extend(validate_required_label(name, sp.child("name")))
-        counters = c.get("counters")
-        if not counters:
-            if counters is not None and not isinstance(counters, dict):
-                errs.append(type_error(sp.child("counters"), counters, "object"))
-            else:
-                errs.append(required(sp.child("counters")))
-        else:
-            errs.extend(validate_counters(counters, sp.child("counters"), MAX_COUNTERS_PER_SET))
-    errs.extend(duplicates_by(names, path, key=lambda n: n))  # later entries; None = not an object
-    return errs
+        errs.extend(validate_counters_member(c.get("counters"), sp.child("counters"), MAX_COUNTERS_PER_SET))
+    return errs + duplicates_by(names, path, key=lambda n: n)
 
 
 def _consumes_counters(dev: Any) -> bool:
