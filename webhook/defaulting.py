@@ -35,7 +35,7 @@ from webhook.rules.context import Mutation
 from webhook.state.base import ClusterSnapshot
 
 OPT_OUT_ANNOTATION = "dra-webhook.io/capacity-defaulting"
-_MAX_LISTED = 3
+_LISTED_MAX = 3
 
 
 def is_opted_out(obj: dict[str, Any]) -> bool:
@@ -228,7 +228,7 @@ def _non_neutral(before: dict[str, Any], after: dict[str, Any], devices: list[De
     keys_after = {d.key() for d in devices_after}
     if keys_before != keys_after:
         lost = sorted("/".join(k[1:]) for k in keys_before - keys_after)
-        return "would stop matching " + ", ".join(lost[:_MAX_LISTED]) + ("…" if len(lost) > _MAX_LISTED else "")
+        return "would stop matching " + ", ".join(lost[:_LISTED_MAX]) + ("…" if len(lost) > _LISTED_MAX else "")
     for d in devices:
         a = consumed_capacity(d, before.get("capacity") or {}, gates)
         b = consumed_capacity(d, after.get("capacity") or {}, gates)

@@ -14,7 +14,7 @@ from typing import Any
 from webhook.allocator.model import CapSpec, Device
 from webhook.allocator.reasons import Code, Reason
 from webhook.gates import FeatureGates, Gate
-from webhook.quantity import DECIMAL, MAX_INT64, Quantity, try_parse
+from webhook.quantity import DECIMAL, INT64_MAX, Quantity, try_parse
 
 
 class CapacityError(Exception):
@@ -33,7 +33,7 @@ def _fmt(raw: Any) -> str:
 def _milli(v: Fraction) -> int | None:
     """Exact milli value, or None when ``v`` has finer precision or leaves int64."""
     m = v * 1000
-    if m.denominator != 1 or abs(m.numerator) > MAX_INT64:
+    if m.denominator != 1 or abs(m.numerator) > INT64_MAX:
         return None
     return m.numerator
 
@@ -98,18 +98,18 @@ def _round_range(req: Fraction, fmt: str, spec: CapSpec, fractional: bool) -> tu
         step_m, min_m = _milli(spec.step) or 1, _milli(spec.vmin) or 0
         n = -(-(rm - min_m) // step_m)
         val = min_m + step_m * n
-        if val > MAX_INT64:
+        if val > INT64_MAX:
             raise CapacityError(f"rounding request {Quantity(req, fmt)} up to the next step passes "
                                 "the milli-value range")
         return Fraction(val, 1000), sfmt
-    if req > MAX_INT64:
+    if req > INT64_MAX:
         raise CapacityError(f"request {Quantity(req, fmt)} exceeds MaxInt64")
     ri, si, mi = ceil(req), ceil(spec.step), ceil(spec.vmin)
     if si <= 0:
         return Fraction(ri), sfmt
     n = -(-(ri - mi) // si)
     val = mi + si * n
-    if mi >= 0 and val > MAX_INT64:
+    if mi >= 0 and val > INT64_MAX:
         raise CapacityError(f"rounding request {Quantity(req, fmt)} up to the next step passes MaxInt64")
     return Fraction(val), sfmt
 

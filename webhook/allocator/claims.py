@@ -13,7 +13,7 @@ from webhook.allocator.model import DeviceClassInfo, Model, _d, _l, _s
 from webhook.allocator.reasons import Reason, fatal, text
 from webhook.gates import FeatureGates, Gate
 
-MAX_DEVICES_PER_CLAIM = 32
+DEVICES_PER_CLAIM_MAX = 32
 EXACT, ALL = "ExactCount", "All"
 
 
@@ -203,7 +203,7 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
         else:
             raise AllocError(fatal("unsupported request type (neither exactly nor firstAvailable)",
                                    label, name))
-    if lower_bound > MAX_DEVICES_PER_CLAIM:
+    if lower_bound > DEVICES_PER_CLAIM_MAX:
         raise too_many_devices(label, lower_bound)
     cons: list[Constraint] = []
     for i, c in enumerate(_l(devices.get("constraints"))):
@@ -222,4 +222,4 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
 def too_many_devices(label: str, total: int) -> AllocError:
     """§6.1: a claim asking for more than 32 devices."""
     return AllocError(fatal(f"number of requested devices {total} exceeds the claim limit of "
-                            f"{MAX_DEVICES_PER_CLAIM}", label))
+                            f"{DEVICES_PER_CLAIM_MAX}", label))

@@ -17,7 +17,7 @@ from webhook.allocator.reasons import warning
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
 
-MAX_WARNINGS = 3
+WARNINGS_MAX = 3
 """Feasibility adds at most this many warnings (the most useful reasons first)."""
 PREFIX = "feasibility: "
 
@@ -96,7 +96,7 @@ def warnings_for(outcome: Outcome, about: str) -> list[str]:
     ranked = outcome.ranked()
     first = warning(ranked[0]) if ranked else outcome.message
     return [f"{PREFIX}no node can allocate {about}: {first}"] + [
-        f"{PREFIX}{warning(r)}" for r in ranked[1:MAX_WARNINGS]]
+        f"{PREFIX}{warning(r)}" for r in ranked[1:WARNINGS_MAX]]
 
 
 def feasibility_warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGates, *,
@@ -119,7 +119,7 @@ def _warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGate
     claims, notes = claims_for(obj, snapshot)
     out = [f"{PREFIX}{n} in the cluster state" for n in notes]
     if not claims:
-        return out[:MAX_WARNINGS]
+        return out[:WARNINGS_MAX]
     model = model_for(snapshot, gates)
     outcome = allocate(claims, model, mode=JOINT, max_steps=max_steps, deadline=deadline)
     out += warnings_for(outcome, about)
@@ -129,4 +129,4 @@ def _warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGate
             ranked = greedy.ranked()
             out.append(f"{PREFIX}claims of PodGroup {_name(obj)} fit jointly but not one by one as the "
                        f"scheduler allocates them: {warning(ranked[0]) if ranked else greedy.message}")
-    return out[:MAX_WARNINGS]
+    return out[:WARNINGS_MAX]

@@ -46,7 +46,7 @@ from webhook.allocator.capacity import (
 )
 from webhook.allocator.claims import (
     ALL,
-    MAX_DEVICES_PER_CLAIM,
+    DEVICES_PER_CLAIM_MAX,
     AllocError,
     Claim,
     Leaf,
@@ -145,7 +145,7 @@ class Search:
         for claim in self.claims:
             total = sum(min(len(self._all_set(claim, leaf)) if leaf.mode == ALL else leaf.count
                             for leaf in _leaves(req)) for req in claim.requests)
-            if total > MAX_DEVICES_PER_CLAIM:
+            if total > DEVICES_PER_CLAIM_MAX:
                 raise too_many_devices(claim.label, total)
         return self._one(0, 0, -1, 0, 0)
 
@@ -198,8 +198,8 @@ class Search:
         """Try the subrequests in order; the first that leads to a full solution wins."""
         for j, sub in enumerate(req.subrequests):
             need = len(self._all_set(self.claims[ci], sub)) if sub.mode == ALL else sub.count
-            if len(self.results[ci]) + need > MAX_DEVICES_PER_CLAIM:
-                self.note((ci, ri), self._reason(ci, sub, Code.OVER_LIMIT, got=MAX_DEVICES_PER_CLAIM))
+            if len(self.results[ci]) + need > DEVICES_PER_CLAIM_MAX:
+                self.note((ci, ri), self._reason(ci, sub, Code.OVER_LIMIT, got=DEVICES_PER_CLAIM_MAX))
                 continue
             if self._one(ci, ri, j, 0, 0):
                 return True

@@ -23,7 +23,7 @@ from webhook.rules.registry import by_kind, feasibility_kinds
 from webhook.state.base import ClusterSnapshot
 from webhook.state.files import load_objects_from_file
 
-MAX_STEPS = 1_000_000
+STEPS_MAX = 1_000_000
 TIMEOUT_SECONDS = 60.0
 
 
@@ -106,7 +106,7 @@ def simulate_objects(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, g
         outcome.summary = note("no claims to allocate")
         outcome.reasons = [note(n) for n in notes] or [outcome.summary]
     else:
-        outcome = allocate(claims, model, node=node, mode=podgroup_mode, max_steps=MAX_STEPS,
+        outcome = allocate(claims, model, node=node, mode=podgroup_mode, max_steps=STEPS_MAX,
                            deadline=time.monotonic() + TIMEOUT_SECONDS)
         outcome.reasons = [note(n) for n in notes] + outcome.reasons
     return Simulation(outcome, podgroup_mode, len(claims))

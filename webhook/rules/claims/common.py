@@ -97,8 +97,8 @@ def validate_pool_name(value: Any, path: FieldPath) -> list[FieldError]:
         return [required(path)]
     if not isinstance(value, str):
         return [type_error(path, value, "string")]
-    if len(value) > 253:
-        return [too_long(path, 253)]
+    if len(value) > slice_common.POOL_NAME_MAX:
+        return [too_long(path, slice_common.POOL_NAME_MAX)]
     errs: list[FieldError] = []
     for part in value.split("/"):
         errs.extend(invalid(path, value, m) for m in is_dns1123_subdomain(part))

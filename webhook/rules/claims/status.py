@@ -35,10 +35,10 @@ from webhook.rules.claims.mutate import strip_warning
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.names import is_uuid, validate_csi_driver_name
 from webhook.rules.shape import as_list, as_object
+from webhook.rules.slices.devices import BINDING_CONDITIONS_MAX
 
 RESERVED_FOR_MAX = 256
 RESULTS_MAX = 32
-BINDING_CONDITIONS_MAX = 4
 UID_MSG = ("uid must be in RFC 4122 normalized form, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with "
            "lowercase hexadecimal characters")
 CONFIG_SOURCES = ("FromClaim", "FromClass")

@@ -33,8 +33,8 @@ from webhook.rules.shape import is_set, mapping, shorten, type_error
 GROUP = "scheduling.k8s.io"
 SERVED_VERSION = "scheduling.k8s.io/v1beta1"
 
-MAX_RESOURCE_CLAIMS = 4
-MAX_TOPOLOGY_CONSTRAINTS = 1
+RESOURCE_CLAIMS_MAX = 4
+TOPOLOGY_CONSTRAINTS_MAX = 1
 HIGHEST_USER_PRIORITY = 1_000_000_000
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
@@ -172,7 +172,7 @@ def validate_scheduling_constraints(value: Any, path: FieldPath) -> list[FieldEr
     if not isinstance(value, dict):
         return [type_error(path, value, "object")]
     tpath = path.child("topology")
-    items, errs = check_list(value.get("topology"), tpath, MAX_TOPOLOGY_CONSTRAINTS)
+    items, errs = check_list(value.get("topology"), tpath, TOPOLOGY_CONSTRAINTS_MAX)
     for i, item in enumerate(items):
         ipath = tpath.index(i)
         if not isinstance(item, dict):
@@ -184,7 +184,7 @@ def validate_scheduling_constraints(value: Any, path: FieldPath) -> list[FieldEr
 
 def validate_resource_claims(value: Any, path: FieldPath) -> list[FieldError]:
     """PG-RC-1..5: ≤ 4 entries, unique DNS-label names, exactly one claim/template name."""
-    items, errs = check_list(value, path, MAX_RESOURCE_CLAIMS)
+    items, errs = check_list(value, path, RESOURCE_CLAIMS_MAX)
     errs += map_list_duplicates(items, path)
     for i, item in enumerate(items):
         ipath = path.index(i)

@@ -220,7 +220,7 @@ def validate_status(status: Any, spec: dict[str, Any]) -> list[FieldError]:
         return [type_error(STATUS, status, "object")]
     errs = sc.validate_conditions(status.get("conditions"), STATUS.child("conditions"))
     path = STATUS.child("resourceClaimStatuses")
-    items, lerrs = sc.check_list(status.get("resourceClaimStatuses"), path, sc.MAX_RESOURCE_CLAIMS)
+    items, lerrs = sc.check_list(status.get("resourceClaimStatuses"), path, sc.RESOURCE_CLAIMS_MAX)
     errs += lerrs + sc.map_list_duplicates(items, path)
     claim_names = {c.get("name") for c in spec.get("resourceClaims") or [] if isinstance(c, dict)}
     for i, item in enumerate(items):

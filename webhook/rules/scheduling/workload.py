@@ -22,8 +22,8 @@ from webhook.rules.shape import is_set, mapping, strip_warning, type_error
 SPEC = FieldPath.root("spec")
 PGT = SPEC.child("podGroupTemplates")
 CPGT = SPEC.child("compositePodGroupTemplates")
-MAX_TEMPLATES = 8
-MAX_TREE_DEPTH = 4
+TEMPLATES_MAX = 8
+TREE_DEPTH_MAX = 4
 # Composite trees deeper than this are not walked any further (the depth rule already fails
 # at 4); it keeps hostile nesting from exhausting the Python stack.
 _WALK_LIMIT = 12
@@ -116,7 +116,7 @@ def validate_templates(value: Any, path: FieldPath, ctx: RuleContext,
 
     With ``old``, a template equal to the old template of the same name is skipped (ratcheting).
     """
-    items, errs = sc.check_list(value, path, MAX_TEMPLATES)
+    items, errs = sc.check_list(value, path, TEMPLATES_MAX)
     errs += sc.map_list_duplicates(items, path)
     old_by_name = _by_name(old or [])
     for i, tmpl in enumerate(items):
@@ -136,7 +136,7 @@ def validate_templates(value: Any, path: FieldPath, ctx: RuleContext,
 def validate_composite_templates(value: Any, path: FieldPath, ctx: RuleContext, depth: int
                                  ) -> list[FieldError]:
     """WL-CPG-1 (gate on): ≤ 8 composite templates, unique names, policy union, children lists."""
-    items, errs = sc.check_list(value, path, MAX_TEMPLATES)
+    items, errs = sc.check_list(value, path, TEMPLATES_MAX)
     errs += sc.map_list_duplicates(items, path)
     for i, tmpl in enumerate(items):
         ipath = path.index(i)
@@ -233,12 +233,12 @@ def _composite_list_names(value: Any, path: FieldPath, names: set[Any], depth: i
 def _depth(spec: dict[str, Any]) -> list[FieldError]:
     """WL-HW-2: a top-level composite template whose composite chain reaches depth 4 is Invalid."""
     def fits(cpg: dict[str, Any], depth: int) -> bool:
-        if depth >= MAX_TREE_DEPTH:
+        if depth >= TREE_DEPTH_MAX:
             return False
         return all(fits(c, depth + 1) for c in _dicts(cpg.get("compositePodGroupTemplates")))
 
     return [invalid(CPGT.index(i), cpg.get("compositePodGroupTemplates"),
-                    f"maximum template hierarchy depth is {MAX_TREE_DEPTH}")
+                    f"maximum template hierarchy depth is {TREE_DEPTH_MAX}")
             for i, cpg in _dict_items(spec.get("compositePodGroupTemplates")) if not fits(cpg, 1)]
 
 
@@ -314,7 +314,7 @@ def _none_if_empty(value: Any) -> Any:
 
 def _templates_update(new: Any, old: Any, ctx: RuleContext) -> list[FieldError]:
     """WL-PGT-U1/U2 and per-template immutability, templates matched by name."""
-    if not isinstance(new, list) or len(new) > MAX_TEMPLATES:
+    if not isinstance(new, list) or len(new) > TEMPLATES_MAX:
         return []
     old_by_name = _by_name(old if isinstance(old, list) else [])
     errs: list[FieldError] = []

@@ -22,6 +22,7 @@ from webhook.fielderrors import (
 )
 from webhook.quantity import Quantity, QuantityError, parse_quantity, try_parse
 from webhook.rules.names import (
+    C_IDENTIFIER_MAX,
     DNS1123_LABEL_MAX,
     is_c_identifier,
     is_dns1123_label,
@@ -33,9 +34,8 @@ from webhook.rules.shape import as_list, as_object, as_str, shown, type_error
 
 DRIVER_NAME_MAX = 63
 POOL_NAME_MAX = 253
-DEVICE_ID_MAX = 32  # C identifier part of an attribute or capacity name
 DEVICE_DOMAIN_MAX = 63
-KEY_TRUNCATE = DEVICE_DOMAIN_MAX + 1 + DEVICE_ID_MAX  # map keys longer than this are shortened in paths
+KEY_TRUNCATE = DEVICE_DOMAIN_MAX + 1 + C_IDENTIFIER_MAX  # map keys longer than this are shortened in paths
 
 
 def as_quantity(value: Any, path: FieldPath, errs: list[FieldError]) -> Quantity | None:
@@ -129,8 +129,8 @@ def validate_label_value(value: str, path: FieldPath) -> list[FieldError]:
 
 def _validate_c_identifier(value: str, path: FieldPath) -> list[FieldError]:
     errs: list[FieldError] = []
-    if len(value) > DEVICE_ID_MAX:
-        errs.append(too_long(path, DEVICE_ID_MAX))
+    if len(value) > C_IDENTIFIER_MAX:
+        errs.append(too_long(path, C_IDENTIFIER_MAX))
     errs.extend(invalid(path, value, m) for m in is_c_identifier(value))
     return errs
 

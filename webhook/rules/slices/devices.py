@@ -46,6 +46,7 @@ COUNTERS_PER_CONSUMPTION_MAX = 32
 COMPATIBILITY_GROUPS_MAX = 2
 TAINTS_MAX = 16
 BINDING_CONDITIONS_MAX = 4
+"""Of a device and of a device's status in a claim (one upstream limit for both)."""
 TAINT_EFFECTS = ["NoExecute", "NoSchedule", "None"]
 LIST_KINDS = ("bools", "ints", "strings", "versions")
 SCALAR_KINDS = ("bool", "int", "string", "version")

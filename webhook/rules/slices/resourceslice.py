@@ -41,10 +41,10 @@ from webhook.rules.slices.common import (
 from webhook.rules.slices.devices import has_list_attribute, validate_counters_member, validate_device
 from webhook.rules.slices.mutate import mutate_slice
 
-MAX_DEVICES = 128
-MAX_DEVICES_ADVANCED = 64  # with taints, counter consumption or list-typed attributes
-MAX_COUNTER_SETS = 8
-MAX_COUNTERS_PER_SET = 32
+DEVICES_MAX = 128
+DEVICES_ADVANCED_MAX = 64  # with taints, counter consumption or list-typed attributes
+COUNTER_SETS_MAX = 8
+COUNTERS_PER_SET_MAX = 32
 SKIP_OPERATIONS = ["*", "NodePrepareResources", "NodeUnprepareResources"]
 NODE_SELECTION = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
 
@@ -217,8 +217,8 @@ def _device_limit(devices: list[Any]) -> int:
             continue
         taints, cc = d.get("taints"), d.get("consumesCounters")
         if (isinstance(taints, list) and taints) or (isinstance(cc, list) and cc) or has_list_attribute(d):
-            return MAX_DEVICES_ADVANCED
-    return MAX_DEVICES
+            return DEVICES_ADVANCED_MAX
+    return DEVICES_MAX
 
 
 def _validate_devices(spec: dict[str, Any], old: dict[str, Any] | None, ctx: RuleContext) -> list[FieldError]:
@@ -265,12 +265,12 @@ def _validate_shared_counters(value: Any, path: FieldPath) -> list[FieldError]:
     sets = as_list(value, path, errs)
     if not sets:
         return errs
-    if len(sets) > MAX_COUNTER_SETS:
-        return [too_many(path, len(sets), MAX_COUNTER_SETS)]
+    if len(sets) > COUNTER_SETS_MAX:
+        return [too_many(path, len(sets), COUNTER_SETS_MAX)]
     names: list[Any] = []
     for sp, c, name in _named(sets, path, errs, names):
         errs.extend(validate_required_label(name, sp.child("name")))
-        errs.extend(validate_counters_member(c.get("counters"), sp.child("counters"), MAX_COUNTERS_PER_SET))
+        errs.extend(validate_counters_member(c.get("counters"), sp.child("counters"), COUNTERS_PER_SET_MAX))
     return errs + duplicates_by(names, path, key=lambda n: n)
 
 
