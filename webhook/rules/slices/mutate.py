@@ -21,7 +21,7 @@ from webhook.gates import Gate
 from webhook.patch import op_remove, pointer
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.shape import is_set, strip_warning
-from webhook.rules.slices.devices import LIST_KINDS
+from webhook.rules.slices.attributes import LIST_KINDS
 
 
 def _devices(obj: Any) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -29,6 +29,7 @@ from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
 from webhook.rules.names import validate_object_meta
 from webhook.rules.shape import as_bool, as_int, as_list, as_object, as_str, type_error
+from webhook.rules.slices.attributes import has_list_attribute
 from webhook.rules.slices.common import (
     not_supported_value,
     validate_driver_name,
@@ -38,7 +39,7 @@ from webhook.rules.slices.common import (
     validate_pool_name,
     validate_required_label,
 )
-from webhook.rules.slices.devices import has_list_attribute, validate_counters_member, validate_device
+from webhook.rules.slices.devices import validate_counters_member, validate_device
 from webhook.rules.slices.mutate import mutate_slice
 
 DEVICES_MAX = 128
