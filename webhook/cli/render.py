@@ -7,13 +7,17 @@ anything, and nothing parses what another function printed.
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
+import yaml
+
 from webhook.allocator.reasons import text as reason_text
+from webhook.cli.results import Result, Reviewed, Skipped
 
 if TYPE_CHECKING:
     from webhook.cli.compare import Comparison
-    from webhook.cli.review import Reviewed
     from webhook.cli.simulate import Simulation
 
 COLUMN = 50
@@ -59,26 +63,48 @@ def _onoff(v: bool) -> str:
 
 # ---------------------------------------------------------------- review
 
-def reviews_json(results: list[Reviewed]) -> str:
-    """The AdmissionReview of one object, or a ``kind: List`` of them."""
-    if len(results) == 1:
-        return dump(results[0].answer.review)
-    return dump({"apiVersion": "v1", "kind": "List", "items": [r.answer.review for r in results]})
+def reviews(results: list[Result], output: str) -> tuple[str, list[str]]:
+    """(what to print on stdout, notes for stderr) for ``review -o OUTPUT``."""
+    if output == "text":
+        return "\n".join(review_text(r) if isinstance(r, Reviewed) else skipped_text(r) for r in results), []
+    notes = [f"dra-webhook review: {r.problem}{': failed (--strict)' if r.strict else ': skipped'}"
+             for r in results if isinstance(r, Skipped)]
+    if output == "junit":
+        return junit("dra-webhook review", [review_case(r) for r in results]), []
+    docs = [review_doc(r) for r in results if isinstance(r, Reviewed)]
+    doc: Any = docs[0] if len(docs) == 1 else {"apiVersion": "v1", "kind": "List", "items": docs}
+    return (dump(doc) if output == "json" else yaml_dump(doc)), notes
 
 
-def reviews_text(results: list[Reviewed]) -> str:
-    return "\n".join(review_text(r) for r in results)
+def review_doc(r: Reviewed) -> dict[str, Any]:
+    """The AdmissionReview with both the request we built and the response."""
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": r.request,
+            "response": r.answer.review["response"]}
+
+
+def yaml_dump(doc: Any) -> str:
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1 << 30).rstrip("\n")
+
+
+def skipped_text(r: Skipped) -> str:
+    return f"{r.problem}: {'FAILED (--strict)' if r.strict else 'skipped'}"
+
+
+def review_title(r: Reviewed) -> str:
+    """``Kind namespace/name``."""
+    req = r.outcome.request
+    return f"{req.kind} {req.namespace + '/' if req.namespace else ''}{req.display_name}"
 
 
 def review_text(r: Reviewed) -> str:
     """A readable report of one review: verdict, causes, patch, warnings."""
     req, out, ans = r.outcome.request, r.outcome, r.answer
-    ns = f"{req.namespace}/" if req.namespace else ""
     api = "/".join(filter(None, (req.group, req.version)))
-    lines = [f"{req.kind} {ns}{req.display_name} ({api}, {req.operation}"
-             f"{', dry-run' if req.dry_run else ''}): {'ALLOWED' if ans.allowed else 'DENIED'}"]
-    if not out.handled:
-        lines.append("  (no rules for this kind: passed through)")
+    verdict_ = "NOT CHECKED" if r.strict and r.problem else ("ALLOWED" if ans.allowed else "DENIED")
+    lines = [f"{review_title(r)} ({api}, {req.operation}{', dry-run' if req.dry_run else ''}): {verdict_}"]
+    if r.problem:
+        lines.append(f"  {'error' if r.strict else 'note'}: {r.problem}"
+                     + ("" if r.strict else " (passed through unchecked; --strict fails it)"))
     if not ans.allowed:
         lines.append("  causes:")
         lines.extend(f"    {e.field}: {e.body()}" for e in out.errors)
@@ -91,6 +117,49 @@ def review_text(r: Reviewed) -> str:
         lines.append("  warnings:")
         lines.extend(f"    - {w}" for w in ans.warnings)
     return "\n".join(lines)
+
+
+def review_case(r: Result) -> Case:
+    """One JUnit testcase: a denial fails with its causes; an unchecked object fails with --strict."""
+    if isinstance(r, Skipped):
+        return Case(r.origin, r.problem, failure=r.problem if r.strict else "",
+                    skipped="" if r.strict else r.problem)
+    causes = "\n".join(f"{e.field}: {e.body()}" for e in r.outcome.errors)
+    failure = "denied" if not r.answer.allowed else (r.problem if r.strict and r.problem else "")
+    return Case(r.origin, review_title(r), failure=failure, text=causes or r.problem,
+                output="\n".join(r.answer.warnings))
+
+
+@dataclass(frozen=True)
+class Case:
+    """One JUnit testcase."""
+
+    classname: str
+    name: str
+    failure: str = ""
+    """The failure message; "" when the case passed."""
+    text: str = ""
+    skipped: str = ""
+    output: str = ""
+    """``system-out``: warnings and notes."""
+
+
+def junit(suite: str, cases: list[Case]) -> str:
+    """A JUnit XML report (one ``testsuite``), as CI systems read it."""
+    failures = sum(1 for c in cases if c.failure)
+    root = ET.Element("testsuites", name=suite, tests=str(len(cases)), failures=str(failures))
+    ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)), failures=str(failures),
+                       errors="0", skipped=str(sum(1 for c in cases if c.skipped)))
+    for c in cases:
+        tc = ET.SubElement(ts, "testcase", classname=c.classname, name=c.name)
+        if c.failure:
+            ET.SubElement(tc, "failure", message=c.failure).text = c.text or c.failure
+        elif c.skipped:
+            ET.SubElement(tc, "skipped", message=c.skipped)
+        if c.output:
+            ET.SubElement(tc, "system-out").text = c.output
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
 
 
 def verdict(side: dict[str, Any]) -> str:
