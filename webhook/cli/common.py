@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -31,9 +32,19 @@ def build_settings(feature_gates: str | None, config: str | None) -> Settings:
 
 
 def load_cluster_state(path: str | None) -> StateSource:
-    """``--cluster-state DIR``, or the shipped examples when it is not given."""
+    """``--cluster-state DIR``, or the shipped examples when it is not given (an empty
+    directory gets a warning on stderr: every check would then run against nothing)."""
     from webhook.state.default import load_state
+    if path:
+        warn_if_empty(path)
     return load_state(path, None, False)
+
+
+def warn_if_empty(path: str) -> None:
+    """One warning line on stderr when a state directory holds no YAML/JSON files."""
+    if Path(path).is_dir() and not files_under(path):
+        print(f"dra-webhook: warning: cluster state {path} holds no *.yaml, *.yml or *.json files; "
+              "feasibility is checked against an empty cluster", file=sys.stderr)
 
 
 def new_uid() -> str:

@@ -19,6 +19,7 @@ from webhook.cli.results import Result, Reviewed, Skipped
 if TYPE_CHECKING:
     from webhook.cli.compare import Comparison
     from webhook.cli.simulate import Simulation
+    from webhook.cli.testsuite import SuiteResult
 
 COLUMN = 50
 """Width of the ON column in ``--compare-gates`` tables; longer cells end in ``…``."""
@@ -145,9 +146,23 @@ class Case:
 
 
 def junit(suite: str, cases: list[Case]) -> str:
-    """A JUnit XML report (one ``testsuite``), as CI systems read it."""
+    """A JUnit XML report with one ``testsuite``, as CI systems read it."""
+    return junit_suites(suite, [(suite, cases)])
+
+
+def junit_suites(name: str, suites: list[tuple[str, list[Case]]]) -> str:
+    """A JUnit XML report: one ``testsuite`` per (name, cases)."""
+    every = [c for _, cases in suites for c in cases]
+    root = ET.Element("testsuites", name=name, tests=str(len(every)),
+                      failures=str(sum(1 for c in every if c.failure)))
+    for suite, cases in suites:
+        _junit_suite(root, suite, cases)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+def _junit_suite(root: ET.Element, suite: str, cases: list[Case]) -> None:
     failures = sum(1 for c in cases if c.failure)
-    root = ET.Element("testsuites", name=suite, tests=str(len(cases)), failures=str(failures))
     ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)), failures=str(failures),
                        errors="0", skipped=str(sum(1 for c in cases if c.skipped)))
     for c in cases:
@@ -158,8 +173,33 @@ def junit(suite: str, cases: list[Case]) -> str:
             ET.SubElement(tc, "skipped", message=c.skipped)
         if c.output:
             ET.SubElement(tc, "system-out").text = c.output
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+# ---------------------------------------------------------------- test suites
+
+def suites(results: list[SuiteResult], output: str) -> str:
+    """``dra-webhook test``: per suite, each resource that met its expectation or why not."""
+    if output == "junit":
+        return junit_suites("dra-webhook test", [
+            (r.suite.name, [Case(c.origin, c.resource, failure="; ".join(c.failures), text="\n".join(c.failures),
+                                 output="\n".join(c.warnings)) for c in r.cases]) for r in results])
+    if output == "json":
+        return dump({"passed": all(r.passed for r in results), "suites": [
+            {"name": r.suite.name, "file": str(r.suite.file), "passed": r.passed,
+             "cases": [{"resource": c.resource, "file": c.origin, "passed": c.passed, "failures": c.failures}
+                       for c in r.cases]} for r in results]})
+    lines = []
+    for r in results:
+        failed = [c for c in r.cases if not c.passed]
+        lines.append(f"{'ok  ' if r.passed else 'FAIL'} {r.suite.name} ({r.suite.file}): {len(r.cases)} resources, "
+                     f"{len(failed)} failed")
+        for c in failed:
+            lines.append(f"  {c.resource} ({c.origin}):")
+            lines.extend(f"    - {f}" for f in c.failures)
+    total = sum(len(r.cases) for r in results)
+    bad = sum(1 for r in results for c in r.cases if not c.passed)
+    lines.append(f"{len(results)} suite(s), {total} resources, {bad} failed")
+    return "\n".join(lines)
 
 
 def verdict(side: dict[str, Any]) -> str:
