@@ -4,6 +4,9 @@ When ``PROMETHEUS_MULTIPROC_DIR`` is set (``dra-webhook serve`` sets it), every 
 samples there and ``/metrics`` aggregates them with a fresh ``MultiProcessCollector``; otherwise
 (tests, single process) the default registry is used. Import this module only after the
 environment is final: prometheus-client decides its storage at import time.
+
+Every label takes values from a closed set (kinds we have rules for, else ``other``; the four
+operations; HTTP codes we answer; drop reasons), so no request can add a time series.
 """
 
 from __future__ import annotations
@@ -40,12 +43,17 @@ FEATURE = Gauge("dra_webhook_feature_enabled", "Feature gate value (1 on, 0 off)
                 multiprocess_mode="mostrecent")
 CERT_EXPIRY = Gauge("dra_webhook_cert_expiry_timestamp_seconds",
                     "notAfter of the serving certificate", multiprocess_mode="mostrecent")
+# livemin: the minimum over running workers (a dead worker's last value does not count).
 STATE_READY = Gauge("dra_webhook_state_ready", "1 when the cluster state is synced",
-                    multiprocess_mode="min")
+                    multiprocess_mode="livemin")
 CONFIG_RELOADS = Counter("dra_webhook_config_reloads_total", "Config file reloads", ["result"])
+CONNECTIONS_DROPPED = Counter("dra_webhook_connections_dropped_total",
+                              "Connections closed before a whole request arrived",
+                              ["reason"])  # timeout | evicted | tls | too-large
 
 
 def set_gates(values: Mapping[str, bool]) -> None:
+    """Publish the feature gates in force (one series per known gate)."""
     for name, on in values.items():
         FEATURE.labels(name=name).set(1 if on else 0)
 
