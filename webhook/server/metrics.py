@@ -11,8 +11,10 @@ operations; HTTP codes we answer; drop reasons), so no request can add a time se
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Mapping
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -58,11 +60,28 @@ def set_gates(values: Mapping[str, bool]) -> None:
         FEATURE.labels(name=name).set(1 if on else 0)
 
 
+class _Collector(multiprocess.MultiProcessCollector):
+    """prometheus-client's multi-process collector, minus files still empty: a worker that is
+    just starting (SIGHUP, a respawn) creates its file before it sizes it, and reading it in
+    that instant fails the whole scrape."""
+
+    def collect(self) -> Any:
+        files = [f for f in glob.glob(os.path.join(self._path, "*.db")) if _size(f) > 0]
+        return self.merge(files, accumulate=True)  # type: ignore[no-untyped-call]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:  # removed meanwhile (a dead worker's live gauge)
+        return 0
+
+
 def render() -> tuple[bytes, str]:
     """The exposition text for ``/metrics``."""
     if MULTIPROC:
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        _Collector(registry)  # type: ignore[no-untyped-call]
         return generate_latest(registry), CONTENT_TYPE_LATEST
     return generate_latest(), CONTENT_TYPE_LATEST
 

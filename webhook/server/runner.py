@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 KEEPALIVE_SECONDS = 120
 GRACEFUL_TIMEOUT = 25
+RELOAD_WINDOW_SECONDS = 10.0
+"""A worker stopped this soon after SIGHUP is being replaced: it stops without draining."""
 TLS_RETRY_SECONDS = 1.0
 """A worker that cannot load the certificate waits this long before exiting, so gunicorn's
 restarts do not spin while the files are broken."""
@@ -119,6 +121,7 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
             "proc_name": "dra-webhook",
             "limit_request_line": 8190,
             "post_fork": lambda server, worker: _load_tls(o),
+            "on_reload": _mark_reload,
             "post_worker_init": _post_worker_init(o.shutdown_delay),
             "child_exit": _child_exit,
             "preload_app": False,
@@ -234,10 +237,13 @@ def _post_worker_init(delay: float) -> Any:
             worker.on_drop = lambda reason: metrics.CONNECTIONS_DROPPED.labels(reason).inc()
 
         def on_term(sig: int, frame: Any) -> None:
+            worker.draining = True
+            if _reloading():  # SIGHUP: the master has started new workers, nothing drains
+                original(sig, frame)
+                return
             h = _WORKER.get("health")
             if h is not None:
                 h.draining.set()
-            worker.draining = True
             if delay <= 0:
                 original(sig, frame)
                 return
@@ -245,6 +251,27 @@ def _post_worker_init(delay: float) -> Any:
 
         signal.signal(signal.SIGTERM, on_term)
     return hook
+
+
+def _reload_marker() -> str | None:
+    return os.path.join(_RUNTIME["dir"], "reloading") if "dir" in _RUNTIME else None
+
+
+def _mark_reload(server: Any) -> None:
+    """gunicorn's ``on_reload`` hook (master, on SIGHUP, before it replaces the workers)."""
+    marker = _reload_marker()
+    if marker:
+        with open(marker, "w"):
+            pass
+
+
+def _reloading() -> bool:
+    """Whether this SIGTERM comes from a SIGHUP reload (the master marked it just before)."""
+    marker = _reload_marker()
+    try:
+        return marker is not None and time.time() - os.path.getmtime(marker) < RELOAD_WINDOW_SECONDS
+    except OSError:
+        return False
 
 
 def _child_exit(server: Any, worker: Any) -> None:
