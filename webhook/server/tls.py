@@ -99,8 +99,8 @@ class ReloadingContext:
             self._checked = now
             try:
                 stamps = self._read_stamps()
-            except OSError as e:
-                self._failed(stamps=None, why=f"cannot read the certificate files: {e}")
+            except OSError:
+                self._failed(stamps=None, why=diagnose(self.cert, self.key, self.client_ca))
                 return self._ctx
             if stamps != self._stamps:
                 try:
