@@ -102,7 +102,8 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
             continue
         budget = max_steps - out.steps
         try:
-            ok, results, why, steps = _on_node(model, n, claims, mode, budget, deadline, clock)
+            with _cel_deadline(deadline):  # CEL evaluations stop at the deadline too
+                ok, results, why, steps = _on_node(model, n, claims, mode, budget, deadline, clock)
         except BudgetExceeded as e:
             out.steps += e.steps
             out.kind = CUT_SHORT
@@ -195,20 +196,29 @@ def eligible_devices(request: dict[str, Any], model: Model, deadline: float | No
     cc = model.gates.enabled("DRAConsumableCapacity")
     out = []
     try:
-        for sl in model.slices:
-            for d in sl.devices:
-                if deadline is not None and time.monotonic() > deadline:
-                    return OUT_OF_TIME
-                if d.binding and not binding_on:
-                    continue
-                if not all(selector_matches(model, s, d) for s in leaf.class_selectors + leaf.selectors):
-                    continue
-                if cc and isinstance(consumed_capacity(d, leaf.capacity, model.gates), str):
-                    continue
-                out.append(d)
+        with _cel_deadline(deadline):
+            for sl in model.slices:
+                for d in sl.devices:
+                    if deadline is not None and time.monotonic() > deadline:
+                        return OUT_OF_TIME
+                    if d.binding and not binding_on:
+                        continue
+                    if not all(selector_matches(model, s, d) for s in leaf.class_selectors + leaf.selectors):
+                        continue
+                    if cc and isinstance(consumed_capacity(d, leaf.capacity, model.gates), str):
+                        continue
+                    out.append(d)
+    except BudgetExceeded:  # a CEL evaluation reached the deadline
+        return OUT_OF_TIME
     except (AllocError, CapacityError) as e:
         return str(e)
     return out
+
+
+def _cel_deadline(deadline: float | None) -> Any:
+    """``webhook.cel.deadline_scope``, imported when first needed like the rest of CEL here."""
+    from webhook.cel import deadline_scope
+    return deadline_scope(deadline)
 
 
 def claims_from_template(tpl: dict[str, Any], name: str | None = None) -> dict[str, Any]:

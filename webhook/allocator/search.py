@@ -87,9 +87,11 @@ def selector_matches(model: Model, sel: Selector, dev: Device) -> bool:
         cache = model.sel_cache[sel.expr] = {}
     got = cache.get(dev.uid)
     if got is None:
-        from webhook.cel import CelRuntimeError
+        from webhook.cel import CelDeadlineExceeded, CelRuntimeError
         try:
             got = bool(sel.compiled.matches(dev.view()))
+        except CelDeadlineExceeded:  # out of time, not the device's fault: never cached
+            raise BudgetExceeded(0, "deadline") from None
         except CelRuntimeError as e:
             got = f"{sel.where}: CEL runtime error: {e}"
         except Exception as e:  # an engine bug must not crash admission; report it as fatal

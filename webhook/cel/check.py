@@ -1,4 +1,4 @@
-"""Static checks celpy does not do: declared names, known functions, simple types, cost.
+"""Static checks celpy does not do: declared names, known functions, simple types.
 
 cel-python parses but does not type-check, so an unknown function or a misspelt field would only
 fail when a device is evaluated. This module walks the parse tree once at compile time and
@@ -14,11 +14,6 @@ from dataclasses import dataclass, field
 import lark
 
 DYN = "dyn"
-MAX_COST = 1_000_000
-"""Upstream's per-expression cost limit for DRA selectors."""
-COMPREHENSION_BOUND = 32
-"""Assumed iteration count of a comprehension over a map/list of unknown size (a device has at
-most 32 attributes plus capacities); a literal list uses its own length."""
 MAX_TREE_DEPTH = 2600
 """Deeper parse trees are refused (about 250 nested parentheses, cel-go's parser recursion limit)."""
 
@@ -85,17 +80,17 @@ class CheckError(Exception):
 
 @dataclass
 class Checker:
-    """Walks one parse tree; ``run()`` returns (result type, estimated cost) or raises CheckError."""
+    """Walks one parse tree; ``run()`` returns its result type or raises CheckError.
+    (The cost is estimated separately, by ``cost.estimate``.)"""
 
     tree: lark.ParseTree
     scope: list[str] = field(default_factory=list)
-    cost: int = 0
 
-    def run(self) -> tuple[str, int]:
+    def run(self) -> str:
+        """The expression's result type (``dyn`` when not certain). Raises CheckError."""
         if tree_depth(self.tree) > MAX_TREE_DEPTH:
             raise CheckError("ERROR: <input>:1:1: expression recursion limit exceeded")
-        t = self.visit(self.tree)
-        return t, self.cost
+        return self.visit(self.tree)
 
     # -- helpers ---------------------------------------------------------------------------
     def fail(self, node: lark.ParseTree | lark.Token, msg: str) -> CheckError:
@@ -117,7 +112,7 @@ class Checker:
         return "map" if t in ("attrmap", "capmap") else t
 
     def visit(self, node: lark.ParseTree) -> str:
-        self.cost += 1
+        """Dispatch to ``v_<rule>`` (or visit the children); returns the node's type."""
         method = getattr(self, "v_" + str(node.data), None)
         if method is not None:
             return str(method(node))
@@ -340,16 +335,12 @@ class Checker:
                             f"undeclared reference to '{name}' (in container '')")
         var = _ident_name(args[0])
         assert var is not None
-        bound = _literal_len(target) or COMPREHENSION_BOUND
-        before = self.cost
         self.scope.append(var)
         try:
             for a in args[1:]:
                 self.visit(a)
         finally:
             self.scope.pop()
-        body = self.cost - before
-        self.cost = before + body * bound
         return MACROS[name]
 
 
@@ -396,11 +387,3 @@ def _is_device_field(node: lark.ParseTree, names: tuple[str, ...]) -> bool:
     n = _unwrap(node)
     return (n.data == "member_dot" and str(n.children[1]) in names
             and isinstance(n.children[0], lark.Tree) and _ident_name(n.children[0]) == "device")
-
-
-def _literal_len(node: lark.ParseTree) -> int:
-    n = _unwrap(node)
-    if n.data == "list_lit":
-        return sum(len([c for c in e.children if isinstance(c, lark.Tree)])
-                   for e in n.children if isinstance(e, lark.Tree)) or 1
-    return 0

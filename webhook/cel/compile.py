@@ -3,7 +3,14 @@
 ``compile_selector`` parses with cel-python, runs the static checks of ``check``, binds the
 Kubernetes functions of ``library`` and caches the result per expression text (LRU).
 ``device_view`` converts one ResourceSlice device into the ``device`` variable once, so a
-selector can be matched against many devices cheaply. Pure: no I/O, no clock.
+selector can be matched against many devices cheaply.
+
+Evaluation is bounded twice, as upstream bounds it: the static estimate (``cost``) refuses
+expressions whose worst case is over ``MAX_COST``, and a run-time meter stops an evaluation that
+spends ``MAX_COST`` units (a CelRuntimeError for that device, in cel-go's words). The meter also
+watches the deadline of ``deadline_scope`` (set by the caller around optional work): past it,
+evaluation raises ``CelDeadlineExceeded``, which is not a device's fault and must not be cached
+as one. Pure apart from reading the clock for that deadline: no I/O.
 """
 
 from __future__ import annotations
@@ -11,8 +18,10 @@ from __future__ import annotations
 import re
 import sys
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -20,9 +29,10 @@ import celpy
 import lark
 from celpy import celtypes
 from celpy.celparser import CELParseError
-from celpy.evaluation import CELEvalError
+from celpy.evaluation import CELEvalError, Evaluator
 
-from webhook.cel.check import MAX_COST, Checker, CheckError
+from webhook.cel.check import Checker, CheckError
+from webhook.cel.cost import MAX_COST, TRAVERSAL, estimate
 from webhook.cel.library import FUNCTIONS, CelQuantity, CelSemver, parse_semver, type_name
 from webhook.cel.native import NativeError, NativeEval, NativeFallback, translate
 from webhook.quantity import QuantityError, parse_quantity
@@ -50,6 +60,73 @@ class CelRuntimeError(RuntimeError):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class CelDeadlineExceeded(Exception):
+    """Evaluation stopped because the deadline of ``deadline_scope`` passed (not an error of the
+    device or the expression: the caller ran out of time)."""
+
+
+COST_EXCEEDED = "operation cancelled: actual cost limit exceeded"
+"""cel-go's runtime error when an evaluation spends more than its cost limit."""
+CHECK_EVERY = 128
+"""The meter reads the clock once per this many evaluation steps."""
+
+_scope = threading.local()
+
+
+@contextmanager
+def deadline_scope(deadline: float | None) -> Iterator[None]:
+    """Evaluations in this thread stop at ``deadline`` (a ``time.monotonic()`` value) inside
+    the block, raising ``CelDeadlineExceeded``; None leaves only the cost limit. Nests."""
+    saved = getattr(_scope, "deadline", None)
+    _scope.deadline = deadline if saved is None or deadline is None else min(saved, deadline)
+    try:
+        yield
+    finally:
+        _scope.deadline = saved
+
+
+class _Meter:
+    """Cost spent by one evaluation, and the deadline it must stop at."""
+
+    __slots__ = ("left", "deadline", "steps")
+
+    def __init__(self, budget: int, deadline: float | None) -> None:
+        self.left = budget
+        self.deadline = deadline
+        self.steps = 0
+
+    def spend(self, units: int) -> None:
+        self.left -= units
+        if self.left < 0:
+            raise CelRuntimeError(COST_EXCEEDED)
+
+    def tick(self) -> None:
+        """One evaluation step: a unit of cost, and now and then a look at the clock."""
+        self.spend(1)
+        self.steps += 1
+        if self.deadline is not None and not self.steps % CHECK_EVERY and time.monotonic() > self.deadline:
+            raise CelDeadlineExceeded
+
+
+class _MeteredEvaluator(Evaluator):
+    """celpy's tree-walking evaluator with every node visit (and the size of every string or
+    list a node yields) charged to a ``_Meter``; macro bodies share their parent's meter."""
+
+    def __init__(self, ast: lark.ParseTree, activation: Any, meter: _Meter) -> None:
+        super().__init__(ast, activation)
+        self.meter = meter
+
+    def sub_evaluator(self, ast: lark.ParseTree) -> Evaluator:
+        return _MeteredEvaluator(ast, self.activation, self.meter)
+
+    def _visit_tree(self, tree: lark.ParseTree) -> Any:
+        self.meter.tick()
+        value = super()._visit_tree(tree)
+        if isinstance(value, (str, bytes, list)) and len(value) > 16:
+            self.meter.spend(int(len(value) * TRAVERSAL))
+        return value
 
 
 class DeviceView:
@@ -236,9 +313,13 @@ class Selector:
         return self._evaluate(view)
 
     def _evaluate(self, view: DeviceView) -> bool:
-        """The celpy evaluation (``matches`` without the native shortcuts)."""
+        """The celpy evaluation (``matches`` without the native shortcuts), metered."""
+        meter = _Meter(MAX_COST, getattr(_scope, "deadline", None))
+        if meter.deadline is not None and time.monotonic() > meter.deadline:
+            raise CelDeadlineExceeded
+        evaluator = _MeteredEvaluator(self._program.ast, self._program.new_activation(), meter)
         try:
-            result = self._program.evaluate({"device": view.value})
+            result = evaluator.evaluate({"device": view.value})
         except CELEvalError as e:
             raise CelRuntimeError(_runtime_message(e)) from None
         except RecursionError:  # pragma: no cover - check.MAX_TREE_DEPTH prevents it
@@ -305,9 +386,10 @@ def _build(expression: str) -> Selector | CelCompileError:
     except (lark.exceptions.LarkError, RecursionError, ValueError) as e:
         return CelCompileError(f"compilation failed: ERROR: <input>:1:1: Syntax error: {e}")
     try:
-        result_type, cost = Checker(tree).run()
+        result_type = Checker(tree).run()
     except CheckError as e:
         return CelCompileError(f"compilation failed: {e}")
+    cost = estimate(tree)
     if result_type not in ("bool", "dyn"):
         return CelCompileError(f"must evaluate to bool, not {result_type}")
     if cost > MAX_COST:
