@@ -117,3 +117,20 @@ def test_cel_attacks_answer_within_the_deadline_and_leave_no_work_behind(cel_ser
         assert resp["allowed"] is True, resp.get("status")
         warnings = resp.get("warnings", [])
         assert any(w.startswith("feasibility:") and "cut short" in w for w in warnings), warnings
+
+
+def test_capacity_defaulting_stops_at_the_deadline_inside_its_device_loop(cel_server):
+    """/mutate runs capacity defaulting, which evaluates every request's selectors on every
+    device: with a slow selector it stops at the deadline and says so."""
+    reqs = [{"name": f"r{i}", "exactly": {"deviceClassName": DRIVER, "allocationMode": "ExactCount", "count": 1,
+                                          "selectors": [{"cel": {"expression": _nested(4)}}]}} for i in range(4)]
+    doc = _review(_claim("defaulted", {"devices": {"requests": reqs}}), dry_run=False)
+    started = time.monotonic()
+    r = requests.post(cel_server.url + "/mutate?timeout=1s", data=json.dumps(doc).encode(),
+                      verify=str(cel_server.certs / "ca.crt"), timeout=30,
+                      headers={"Content-Type": "application/json"})
+    took = time.monotonic() - started
+    assert r.status_code == 200 and r.json()["response"]["allowed"] is True
+    warnings = r.json()["response"].get("warnings", [])
+    assert took < 1.0, took
+    assert any("capacity defaulting cut short at the request deadline" in w for w in warnings), warnings
