@@ -224,8 +224,8 @@ def _record_expiry(cert_path: str) -> None:
         from webhook.certs import cert_expiry
         from webhook.server import metrics
         metrics.CERT_EXPIRY.set(cert_expiry(cert_path))
-    except Exception:  # best effort: a bad cert is reported by the TLS layer itself
-        log.warning("could not read certificate expiry of %s", cert_path)
+    except Exception as e:  # best effort: a bad cert is reported by the TLS layer itself
+        log.warning("could not read certificate expiry of %s: %s", cert_path, e)
 
 
 def _post_worker_init(delay: float) -> Any:

@@ -100,13 +100,15 @@ class ReloadingContext:
             try:
                 stamps = self._read_stamps()
             except OSError:
-                self._failed(stamps=None, why=diagnose(self.cert, self.key, self.client_ca))
+                self._failed(diagnose(self.cert, self.key, self.client_ca))
                 return self._ctx
-            if stamps != self._stamps:
+            # While the files do not load, try again every interval: a rotation writes them
+            # one by one, and a stamp taken mid-write may equal the final one.
+            if stamps != self._stamps or self._problem is not None:
                 try:
                     ctx = build_context(self.cert, self.key, self.client_ca)
                 except (OSError, ssl.SSLError, ValueError):
-                    self._failed(stamps, diagnose(self.cert, self.key, self.client_ca))
+                    self._failed(diagnose(self.cert, self.key, self.client_ca))
                     return self._ctx
                 self._ctx, self._stamps, self._problem = ctx, stamps, None
                 log.info("tls: certificate reloaded", extra={"cert": self.cert})
@@ -114,11 +116,9 @@ class ReloadingContext:
                     self._on_load(self.cert)
         return self._ctx
 
-    def _failed(self, stamps: tuple[Any, ...] | None, why: str) -> None:
+    def _failed(self, why: str) -> None:
         """Mid-rotation (cert and key not matching yet) or a broken file: keep serving the last
-        good context; log once per change of the files."""
-        if stamps is not None:
-            self._stamps = stamps
+        good context; log once per new reason."""
         if why != self._problem:
             log.warning("tls: keeping the previous certificate: %s", why)
         self._problem = why

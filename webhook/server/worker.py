@@ -53,10 +53,10 @@ MAX_PENDING = 2048
 """Connections per worker still in the pre-request stage; past it the oldest is dropped."""
 BUFFER_BUDGET_BYTES = 128 * 1024 * 1024
 """Request bytes held by one worker's pre-request stage at most; past it the oldest goes."""
-ACCEPT_BATCH = 64
+NOTIFY_SECONDS = 1.0
 
-_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length[ \t]*:[ \t]*([0-9]+)[ \t]*(?=\r\n|$)")
-_CHUNKED = re.compile(rb"\r\ntransfer-encoding[ \t]*:[^\r\n]*chunked")
+_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length[ \t]*:[ \t]*([0-9]+)[ \t]*(?=\r\n)", re.I)
+_CHUNKED = re.compile(rb"\r\ntransfer-encoding[ \t]*:[^\r\n]*chunked", re.I)
 _LAST_CHUNK = re.compile(rb"(?:^|\r\n)0+[ \t]*(?:;[^\r\n]*)?\r\n(?:[^\r\n]+\r\n)*\r\n\Z")
 _NO_FD = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
@@ -85,11 +85,10 @@ def request_complete(buf: bytearray | bytes, max_body: int) -> bool | None:
         return None if len(buf) > MAX_HEADER_BYTES else False
     if end > MAX_HEADER_BYTES:
         return None
-    head = bytes(buf[:end]).lower()
     have = len(buf) - end - 4
-    if _CHUNKED.search(head):
+    if _CHUNKED.search(buf, 0, end + 2):
         return have > max_body or _LAST_CHUNK.search(bytes(buf[-8192:])) is not None
-    m = _CONTENT_LENGTH.search(head)
+    m = _CONTENT_LENGTH.search(buf, 0, end + 2)
     if m is None:
         return True  # no body, or a malformed length that gunicorn answers with 400
     need = int(m.group(1)) if len(m.group(1)) < 19 else max_body + 1
@@ -132,46 +131,57 @@ class AdmissionWorker(ThreadWorker):  # type: ignore[misc]
 
     def init_process(self) -> None:
         self.max_pending = min(MAX_PENDING, _raise_fd_limit() // 2)
+        self._notified = 0.0
         super().init_process()
+
+    def notify(self) -> None:
+        """Tell the master we are alive, at most every ``NOTIFY_SECONDS`` (gthread does it on
+        every loop turn, one syscall per request; the master only looks every few seconds)."""
+        now = time.monotonic()
+        if now - self._notified >= NOTIFY_SECONDS:
+            self._notified = now
+            super().notify()
 
     # ------------------------------------------------------------------ accepting
     def accept(self, listener: socket.socket) -> None:
-        """Accept what is waiting (up to a batch) and start each handshake in the loop."""
-        for _ in range(ACCEPT_BATCH):
-            try:
-                raw, addr = listener.accept()
-            except BlockingIOError:
-                return
-            except OSError as e:
-                if e.errno in _NO_FD:  # out of descriptors: make room, the client retries
-                    self._evict("evicted")
-                    return
-                if e.errno in (errno.ECONNABORTED, errno.EINTR):
-                    continue
-                raise
-            self.nr_conns += 1
-            try:
-                raw.setblocking(False)
-                tls = gsock.ssl_context(self.cfg).wrap_socket(
-                    raw, server_side=True, do_handshake_on_connect=False,
-                    suppress_ragged_eofs=self.cfg.suppress_ragged_eofs)
-                tls.setblocking(False)
-            except (OSError, ValueError) as e:
-                log.debug("tls: cannot wrap a new connection: %s", e)
-                self.nr_conns -= 1
-                raw.close()
-                continue
-            conn = _Conn(self.cfg, tls, addr, listener.getsockname())
-            self._start_reading(conn, time.monotonic())
-            self.poller.register(tls, selectors.EVENT_READ, partial(self._on_event, conn))
-            if self.n_reading > self.max_pending:
+        """Accept one waiting connection and start its handshake in the loop. One per wake-up,
+        as gthread does: the workers share the listening socket, and a worker that took a whole
+        burst would get every connection of a few keep-alive clients (one busy core, one idle)."""
+        try:
+            raw, addr = listener.accept()
+        except BlockingIOError:
+            return
+        except OSError as e:
+            if e.errno in _NO_FD:  # out of descriptors: make room, the client retries
                 self._evict("evicted")
+                return
+            if e.errno in (errno.ECONNABORTED, errno.EINTR):
+                return
+            raise
+        self.nr_conns += 1
+        try:
+            raw.setblocking(False)
+            tls = gsock.ssl_context(self.cfg).wrap_socket(
+                raw, server_side=True, do_handshake_on_connect=False,
+                suppress_ragged_eofs=self.cfg.suppress_ragged_eofs)
+            tls.setblocking(False)
+        except (OSError, ValueError) as e:
+            log.debug("tls: cannot wrap a new connection: %s", e)
+            self.nr_conns -= 1
+            raw.close()
+            return
+        conn = _Conn(self.cfg, tls, addr, listener.getsockname())
+        self._start_reading(conn, time.monotonic())
+        self.poller.register(tls, selectors.EVENT_READ, partial(self._on_event, conn))
+        if self.n_reading > self.max_pending:
+            self._evict("evicted")
 
     def on_client_socket_readable(self, conn: _Conn, client: Any) -> None:
-        """A kept-alive connection has bytes again: read the next request in the loop."""
+        """A kept-alive connection has bytes again: read the next request in the loop (usually
+        all of it at once, and then it goes straight to a thread)."""
         self.keepalived_conns.remove(conn)
         self._start_reading(conn, time.monotonic())
-        self.poller.modify(conn.sock, selectors.EVENT_READ, partial(self._on_event, conn))
+        conn.events = 0  # still registered for on_client_socket_readable: _want re-registers
         self._step(conn)
 
     def _start_reading(self, conn: _Conn, now: float) -> None:
@@ -190,18 +200,23 @@ class AdmissionWorker(ThreadWorker):  # type: ignore[misc]
     def _step(self, conn: _Conn) -> None:
         """Advance the handshake, then read what is there; hand off once the request is whole."""
         sock = conn.sock
+        # Bytes already held (pipelined behind the last request) may be a whole request.
+        done = request_complete(conn.buf, self.max_body) if conn.buf else False
         try:
             if not conn.handshaken:
                 sock.do_handshake()
                 conn.handshaken = True
             limit = self.max_body + MAX_HEADER_BYTES
-            while len(conn.buf) <= limit:  # a fast sender cannot keep the loop here
+            while done is False and len(conn.buf) <= limit:  # a fast sender cannot keep the loop here
                 data = sock.recv(65536)
                 if not data:
                     self._drop(conn, None)
                     return
                 conn.buf += data
                 self.buffered += len(data)
+                done = request_complete(conn.buf, self.max_body)
+                if done is not False:  # whole (or refused): no need to ask for more
+                    break
         except ssl.SSLWantReadError:
             self._want(conn, selectors.EVENT_READ)
         except ssl.SSLWantWriteError:
@@ -210,7 +225,6 @@ class AdmissionWorker(ThreadWorker):  # type: ignore[misc]
             log.debug("connection from %s dropped before its request: %s", conn.client, e)
             self._drop(conn, "tls" if not conn.handshaken else None)
             return
-        done = request_complete(conn.buf, self.max_body)
         if done is None:
             self._refuse(conn, HEADERS_TOO_LARGE, "too-large")
         elif done:
@@ -250,7 +264,7 @@ class AdmissionWorker(ThreadWorker):  # type: ignore[misc]
         if keep is True and conn.parser is not None:
             conn.sock.setblocking(False)
             ahead = conn.parser.unreader.take_buffered()  # a pipelined next request
-            if ahead:
+            if ahead or conn.sock.pending():  # (pending: decrypted, so epoll would not say)
                 self._start_reading(conn, time.monotonic())
                 conn.buf += ahead
                 self.buffered += len(ahead)
