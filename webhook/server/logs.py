@@ -46,6 +46,7 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per record: ts, level, logger, msg, the record's extras, exc."""
 
     def format(self, record: logging.LogRecord) -> str:
+        """The record as one JSON line, every field capped."""
         out: dict[str, Any] = {
             "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
             + f".{int(record.msecs):03d}Z",
@@ -91,6 +92,7 @@ class GunicornJsonLogger(glogging.Logger):  # type: ignore[misc]
     """gunicorn's logger with our JSON format on every handler it sets up (``logger_class``)."""
 
     def setup(self, cfg: Any) -> None:
+        """gunicorn's own setup, then our formatter on every handler it made."""
         super().setup(cfg)
         for logger in (self.error_log, self.access_log):
             for handler in logger.handlers:

@@ -66,6 +66,7 @@ class _Collector(multiprocess.MultiProcessCollector):
     that instant fails the whole scrape."""
 
     def collect(self) -> Any:
+        """Merge the metric files of all workers, skipping the empty ones."""
         files = [f for f in glob.glob(os.path.join(self._path, "*.db")) if _size(f) > 0]
         return self.merge(files, accumulate=True)  # type: ignore[no-untyped-call]
 

@@ -41,6 +41,7 @@ IO_TIMEOUT_SECONDS = 5.0
 
 class _TimedSSLSocket(ssl.SSLSocket):
     def setblocking(self, flag: bool) -> None:
+        """Blocking mode means ``IO_TIMEOUT_SECONDS`` per operation, never forever."""
         if flag:
             self.settimeout(IO_TIMEOUT_SECONDS)
         else:
@@ -51,11 +52,13 @@ class _ServerContext(ssl.SSLContext):
     sslsocket_class = _TimedSSLSocket
 
     def wrap_socket(self, sock: Any, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
+        """Wrap with the IO timeout already set (the handshake runs under it)."""
         sock.settimeout(IO_TIMEOUT_SECONDS)  # the handshake runs on the wrapped socket's timeout
         return super().wrap_socket(sock, *args, **kwargs)
 
 
 def build_context(cert: str, key: str, client_ca: str | None = None) -> ssl.SSLContext:
+    """A server context: TLS 1.2+, ECDHE/AEAD ciphers, no compression, optional client certificates."""
     ctx = _ServerContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     ctx.set_ciphers(MODERN_CIPHERS)

@@ -130,6 +130,7 @@ class AdmissionWorker(ThreadWorker):  # type: ignore[misc]
         """Called with a reason (timeout, evicted, tls, too-large) for each dropped connection."""
 
     def init_process(self) -> None:
+        """Raise the open-files limit and size the pre-request stage by it, then run gthread's set-up."""
         self.max_pending = min(MAX_PENDING, _raise_fd_limit() // 2)
         self._notified = 0.0
         super().init_process()
@@ -365,6 +366,7 @@ class AdmissionWorker(ThreadWorker):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ draining
     def handle_request(self, req: Any, conn: Any) -> Any:
+        """gthread's request handling; once draining, the answer closes the connection."""
         if self.draining:
             req.must_close = True  # gunicorn then answers with "Connection: close"
         return super().handle_request(req, conn)
