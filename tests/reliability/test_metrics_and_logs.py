@@ -13,7 +13,6 @@ import random
 import string
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import pytest
 import requests
 
 from tests.builders import SLICE, review
-from tests.reliability.conftest import start_server
+from tests.reliability.conftest import server_fixture, start_server
 
 pytestmark = pytest.mark.integration
 
@@ -29,11 +28,7 @@ RANDOM_KINDS = 10_000
 MAX_LINE = 4096
 
 
-@pytest.fixture(scope="module")
-def obs_server(rel_certs: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    srv = start_server(rel_certs, tmp_path_factory.mktemp("obs"))
-    yield srv
-    assert srv.stop() == 0
+obs_server = server_fixture("obs")
 
 
 def _session(srv: Any) -> requests.Session:
