@@ -8,6 +8,7 @@ logged multi-line tracebacks, and the state gauge read 0 until /readyz had been 
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import string
@@ -102,7 +103,7 @@ def test_every_log_line_is_one_capped_json_object(obs_server):
     doc = review(SLICE)
     doc["request"]["name"] = long_name
     assert s.post(obs_server.url + "/validate", json=doc, timeout=30).status_code == 200
-    bad = review(SLICE)
+    bad = review(copy.deepcopy(SLICE))  # review() does not copy its object: SLICE is shared
     bad["request"]["object"]["spec"]["devices"] = [{"name": "x" * 5000}] * 40
     assert s.post(obs_server.url + "/validate", json=bad, timeout=30).json()["response"]["allowed"] is False
     assert s.post(obs_server.url + "/validate", data=b"{nope", timeout=10,
