@@ -433,4 +433,9 @@ def resource_slices(draw: st.DrawFn) -> dict[str, Any]:
         unknown_field(draw, obj["spec"])
     elif roll < 9:
         int_overflow(draw, obj["spec"], C_IDENTS_OK)
+    elif roll < 10 and chance(draw, 30):  # no spec at all, or a null one
+        if chance(draw, 50):
+            obj["spec"] = None
+        else:
+            del obj["spec"]
     return obj

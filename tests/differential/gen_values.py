@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,20 +19,6 @@ from hypothesis import strategies as st
 PERCENT = st.sampled_from(range(100))
 #: A member that is left out of its object (as opposed to `None`, which is sent as JSON null).
 ABSENT = object()
-
-
-def distinct(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    """``strategy`` without repeats: hypothesis's engine replays and mutates earlier examples, and
-    many of those come out equal to one already drawn (a repeat is redrawn, not kept)."""
-    seen: set[str] = set()
-
-    def new(obj: Any) -> bool:
-        key = json.dumps(obj, sort_keys=True)
-        if key in seen:
-            return False
-        seen.add(key)
-        return True
-    return strategy.filter(new)
 
 
 def put(obj: dict[str, Any], key: str, value: Any) -> None:
