@@ -8,6 +8,7 @@ itself is checked without Go: a sample must reach every edge it promises.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +26,7 @@ COUNT = 2000
 SALT = 15_0002
 
 
+@functools.cache
 def _objects(n: int) -> list[dict[str, Any]]:
     """``n`` distinct slices. Hypothesis mutates each fresh example a few times and many of the
     mutants equal an earlier one, so it draws about twice as many and keeps the new ones."""
