@@ -87,9 +87,14 @@ def validate_pool_name(value: Any, path: FieldPath) -> list[FieldError]:
     return errs
 
 
+def is_label(value: Any) -> bool:
+    """Whether ``value`` is a valid DNS label (cached: the same names repeat on every device)."""
+    return type(value) is str and len(value) <= DNS1123_LABEL_MAX and _is_label(value)
+
+
 def validate_dns_label(value: Any, path: FieldPath) -> list[FieldError]:
     """DNS label, empty included as Invalid (device names, counter names)."""
-    if type(value) is str and len(value) <= DNS1123_LABEL_MAX and _is_label(value):
+    if is_label(value):
         return []
     errs: list[FieldError] = []
     name = as_str(value, path, errs)

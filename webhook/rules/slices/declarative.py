@@ -40,6 +40,7 @@ from webhook.rules.slices.attributes import LIST_KINDS, SCALAR_KINDS
 from webhook.rules.slices.common import (
     DEVICE_DOMAIN_MAX,
     byte_len,
+    is_label,
     semantic_equal,
     validate_c_identifier,
     validate_dns_label,
@@ -71,15 +72,22 @@ def spec_errors(spec: dict[str, Any], old: dict[str, Any] | None, path: FieldPat
 
 
 def device(dev: Any, path: FieldPath) -> list[FieldError]:
-    """Every declarative rule of one device."""
+    """Every declarative rule of one device. Paths are built only for what fails: this runs
+    on every device of every slice."""
     if not isinstance(dev, dict):
         return []
     errs: list[FieldError] = []
-    if isinstance(attrs := dev.get("attributes"), dict):
-        errs += [e for key, a in attrs.items() for e in _attribute_union(a, path.child("attributes").key(key))]
-    errs += _consumptions(dev.get("consumesCounters"), path.child("consumesCounters"))
-    if isinstance(taints := dev.get("taints"), list):
-        errs += [e for k, t in enumerate(taints) for e in _taint_effect(t, path.child("taints").index(k))]
+    attrs = dev.get("attributes")
+    if isinstance(attrs, dict):
+        errs += [e for key, a in attrs.items() if not _one_member(a)
+                 for e in _attribute_union(a, path.child("attributes").key(key))]
+    cc = dev.get("consumesCounters")
+    if cc and not _plain_consumptions(cc):
+        errs += _consumptions(cc, path.child("consumesCounters"))
+    taints = dev.get("taints")
+    if isinstance(taints, list):
+        errs += [e for k, t in enumerate(taints) if not (isinstance(t, dict) and t.get("effect") in TAINT_EFFECTS)
+                 for e in _taint_effect(t, path.child("taints").index(k))]
     for k in ("bindingConditions", "bindingFailureConditions"):
         if isinstance(dev.get(k), list) and len(dev[k]) > BINDING_CONDITIONS_MAX:
             errs.append(too_many(path.child(k), len(dev[k]), BINDING_CONDITIONS_MAX))
@@ -88,6 +96,38 @@ def device(dev: Any, path: FieldPath) -> list[FieldError]:
             if isinstance(entry, dict) and isinstance(entry.get("mapping"), dict):
                 errs += _mapping_union(entry["mapping"], path.child("nodeAllocatableResources").key(name))
     return errs
+
+
+_LIST_KINDS = frozenset(LIST_KINDS)
+_SCALAR_KINDS = frozenset(SCALAR_KINDS)
+
+
+def _one_member(attr: Any) -> bool:
+    """Whether an attribute sets exactly one member (a list counting when it has items)."""
+    if type(attr) is dict and len(attr) == 1:
+        ((kind, v),) = attr.items()
+        return v is not None and (kind in _SCALAR_KINDS or (kind in _LIST_KINDS and isinstance(v, list)
+                                                             and len(v) > 0))
+    return not _attribute_union(attr, FieldPath())
+
+
+def _plain_consumptions(entries: Any) -> bool:
+    """The common case, cheaply: ≤ 2 entries, distinct DNS-label counter sets with DNS-label
+    counter names, ≤ 2 distinct DNS-label compatibility groups."""
+    if not isinstance(entries, list) or len(entries) > CONSUMES_COUNTERS_MAX:
+        return False
+    seen: set[str] = set()
+    for e in entries:
+        if not isinstance(e, dict) or not is_label(cs := e.get("counterSet")) or cs in seen:
+            return False
+        counters, groups = e.get("counters"), e.get("compatibilityGroups")
+        if not isinstance(counters, dict) or not counters or not all(map(is_label, counters)):
+            return False
+        if groups and not (isinstance(groups, list) and len(groups) <= COMPATIBILITY_GROUPS_MAX
+                           and all(map(is_label, groups)) and len(set(groups)) == len(groups)):
+            return False
+        seen.add(str(cs))
+    return True
 
 
 def _attribute_union(attr: Any, path: FieldPath) -> list[FieldError]:
