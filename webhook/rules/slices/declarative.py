@@ -184,11 +184,11 @@ def _consumptions(entries: Any, path: FieldPath) -> list[FieldError]:
             p = path.index(j)
             errs += _required_name(e.get("counterSet"), p.child("counterSet"))
             errs += _counter_names(e.get("counters"), p.child("counters"))
-            errs += compatibility_groups(e.get("compatibilityGroups"), p.child("compatibilityGroups"))
+            errs += _compatibility_groups(e.get("compatibilityGroups"), p.child("compatibilityGroups"))
     return errs
 
 
-def compatibility_groups(groups: Any, path: FieldPath) -> list[FieldError]:
+def _compatibility_groups(groups: Any, path: FieldPath) -> list[FieldError]:
     """At most two (TooMany alone past that), DNS labels, unique; null and [] mean none."""
     if not isinstance(groups, list) or not groups:
         return []
