@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from webhook.quantity import INT64_MAX, Quantity, QuantityError, canonical, parse_quantity, try_parse
+from webhook.quantity import INT64_MAX, INT64_MIN, Quantity, QuantityError, canonical, parse_quantity, try_parse
 
 
 @pytest.mark.parametrize(
@@ -110,6 +110,7 @@ def test_parse_rejects(text: object) -> None:
         pytest.param("-0.5Ki", -512, -512000, id="decimal-backed-negative-binary"),
         pytest.param("-0.0000000005Ki", 1, 1, id="decimal-backed-negative-truncates-then-adds-one"),
         pytest.param("8Ei", INT64_MAX, -1000, id="milli-of-capped-wraps"),
+        pytest.param("-0Ei", 0, 0, id="decimal-backed-zero"),
     ],
 )
 def test_value_rounding(text: str, value: int, milli: int) -> None:
@@ -170,3 +171,11 @@ def test_canonical_and_max_int64() -> None:
     assert canonical("1.5Gi") == "1536Mi"
     assert canonical("not a quantity") == "not a quantity"
     assert parse_quantity(str(INT64_MAX)).int_value() == INT64_MAX
+
+
+def test_decimal_backed_value_scaled_past_int64() -> None:
+    """Upstream scales a decimal up with ``int64(math.Pow10(n))``, which past int64 is MinInt64
+    on amd64: 12e19 reads as 12 × MinInt64 = 0, 1e19 as MinInt64 (found at DIFF_SCALE=25)."""
+    assert parse_quantity("+00012e19").as_dec().int_value() == 0
+    assert parse_quantity("1e19").as_dec().int_value() == INT64_MIN
+    assert parse_quantity("1e18").as_dec().int_value() == 10**18

@@ -160,8 +160,9 @@ class Quantity:
         dif = s + scale  # the decimal's scale minus the target's
         if dif == 0:
             return _go_int64_of_big(unscaled)
-        if dif < 0:
-            return _wrap64(_go_int64_of_big(unscaled) * _pow10(-dif))
+        if dif < 0:  # int64(math.Pow10(-dif)): past int64 the float converts to MinInt64 (amd64)
+            factor = _pow10(-dif) if -dif <= 18 else INT64_MIN
+            return _wrap64(_go_int64_of_big(unscaled) * factor)
         if unscaled < INT64_MAX and dif < 19:
             u, d = _go_int64_of_big(unscaled), _pow10(dif)
             q = abs(u) // d * (1 if u >= 0 else -1)  # Go division truncates

@@ -140,6 +140,13 @@ CASES = [
         {(VV + "[1]", "Invalid")},
         id="RP-VV-4-value-overflow-by-10-to-the-9-wraps-not-zero-gate-off",
     ),
+    pytest.param(  # found at DIFF_SCALE=25: 12e19 compared with a decimal reads as 0 (MinInt64 × 12)
+        "10Ei",
+        {"default": "1", "validValues": ["1", "+00012e19", "-0Ei"]},
+        {(VV + "[1]", "Invalid"), (VV + "[2]", "Invalid")},
+        {(VV + "[1]", "Invalid"), (VV + "[2]", "Invalid"), (VV + "[2]", "Duplicate")},
+        id="RP-VV-4-decimal-scaled-past-int64-reads-zero-gate-off",
+    ),
     pytest.param(
         "10",
         {"default": "1", "validValues": ["1", "11"]},
