@@ -43,6 +43,9 @@ def edit(base: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     pytest.param({"apiVersion": "resource.k8s.io/v1beta2", "kind": "ResourceSlice", "whatever": 1},
                  id="unserved-version-passes"),
     pytest.param(edit(PODGROUP, "metadata.creationTimestamp", "2026-01-02T03:04:05Z"), id="rfc3339-time"),
+    pytest.param(edit(SLICE, "spec.devices.0.capacity.memory.value", "Gi"), id="quantity-without-digits-is-zero"),
+    pytest.param(edit(SLICE, "spec.devices.0.capacity.memory.value", " 2Gi "), id="quantity-spaces-trimmed"),
+    pytest.param(edit(SLICE, "spec.pool.generation", 2**63 - 1), id="int64-max"),
 ])
 def test_decodable(obj: dict[str, Any]):
     assert check(obj) is None
@@ -67,6 +70,12 @@ def test_decodable(obj: dict[str, Any]):
                  id="malformed-quantity"),
     pytest.param(edit(PODGROUP, "metadata.creationTimestamp", "yesterday"), False,
                  "metadata.creationTimestamp: 'yesterday' is not an RFC 3339 time", id="malformed-time"),
+    pytest.param(edit(SLICE, "spec.devices.0.capacity.memory.value", "\t2Gi"), False,
+                 "spec.devices[0].capacity[memory].value: quantities must match", id="quantity-tab-is-escaped"),
+    pytest.param(edit(SLICE, "spec.pool.generation", 2**63), False,
+                 "spec.pool.generation: cannot decode a JSON number as an integer", id="integer-past-int64"),
+    pytest.param(edit(SLICE, "spec.devices.0.attributes", {"a": {"int": -(2**63) - 1}}), False,
+                 "cannot decode a JSON number as an integer", id="integer-below-int64"),
     pytest.param(edit(edit(SLICE, "spec.pool", "p"), "spec.bogus", 1), False,
                  "spec.pool: cannot decode a JSON string as an object", id="type-errors-come-before-unknown-fields"),
 ])

@@ -96,7 +96,7 @@ _GATES = (
     GateSpec(Gate.DRA_NODE_ALLOCATABLE_RESOURCES, ALPHA, False, requires=_DRA, effect=(
         "off: strips devices[].nodeAllocatableResources")),
     GateSpec(Gate.DRA_OPTIONAL_NODE_OPERATIONS, ALPHA, False, requires=(*_DRA, Gate.NODE_DECLARED_FEATURES),
-             effect="off: skipNodeOperations rejected"),
+             effect="off: strips spec.skipNodeOperations from new ResourceSlices"),
     GateSpec(Gate.DRA_DERIVED_ATTRIBUTES, ALPHA, False, requires=_DRA, effect="off: derivedAttributes rejected"),
     GateSpec(Gate.DRA_RESOURCE_POOL_STATUS, ALPHA, False, requires=_DRA,
              effect="ResourcePoolStatusRequest API (not handled here); needed by DRAPartitionableDevicesType"),

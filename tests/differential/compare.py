@@ -66,21 +66,52 @@ def _prune(value: Any) -> Any:
 
 
 def same_value(a: Any, b: Any) -> bool:
-    """Deep equality, with strings that are quantities compared by value."""
+    """Deep equality, with quantities compared by value: strings, and a JSON number where the
+    other side has the string the apiserver encodes it as (it decodes numbers as quantities)."""
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, str) and isinstance(b, str) and a != b:
+    if isinstance(a, str | int | float) and isinstance(b, str) and a != b and not isinstance(a, bool):
         qa, qb = try_parse(a), try_parse(b)
-        return qa is not None and qb is not None and qa.value == qb.value
+        if qa is None or qb is None:
+            return False
+        # The apiserver re-encodes what it admits: a decimal beyond E loses its exponent ("1").
+        return qa.value == qb.value or try_parse(str(qa)) == qb
     return bool(a == b) and type(a) is type(b)
+
+
+def _slice_encoded(spec: Any) -> Any:
+    """A ResourceSlice spec as Go encodes it: the quantity `value` of a capacity or counter has
+    no omitempty (a missing one is "0"), a taint's `value` string has (an empty one is gone)."""
+    spec = json.loads(json.dumps(spec))
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    entries: list[Any] = []
+    for d in devices if isinstance(devices, list) else []:
+        if not isinstance(d, dict):
+            continue
+        entries += (d.get("capacity") or {}).values() if isinstance(d.get("capacity"), dict) else []
+        for c in d.get("consumesCounters") or [] if isinstance(d.get("consumesCounters"), list) else []:
+            if isinstance(c, dict) and isinstance(c.get("counters"), dict):
+                entries += c["counters"].values()
+        for t in d.get("taints") or [] if isinstance(d.get("taints"), list) else []:
+            if isinstance(t, dict) and t.get("value") == "":
+                del t["value"]
+    for cs in spec.get("sharedCounters") or [] if isinstance(spec, dict) and isinstance(
+            spec.get("sharedCounters"), list) else []:
+        if isinstance(cs, dict) and isinstance(cs.get("counters"), dict):
+            entries += cs["counters"].values()
+    for e in entries:
+        if isinstance(e, dict) and e.get("value") is None:
+            e["value"] = "0"
+    return spec
 
 
 def stored_spec(obj: Any) -> Any:
     if not isinstance(obj, dict):
         return None
-    spec = _prune(obj.get("spec"))
+    raw = obj.get("spec")
+    spec = _prune(_slice_encoded(raw) if obj.get("kind") == "ResourceSlice" else raw)
     if isinstance(spec, dict):
         for f in ADMISSION_SET.get(str(obj.get("kind")), ()):
             spec.pop(f, None)

@@ -51,6 +51,10 @@ def cc(counter_set: str = "set-a", **extra: Any) -> dict[str, Any]:
     return {"counterSet": counter_set, "counters": {"memory": {"value": "1Gi"}}, **extra}
 
 
+#: A 97-byte attribute key: the handwritten path shortens it (47 bytes, "...", 46), the declarative one does not.
+LONG_KEY = "a" * 63 + "/" + "a" * 33
+LONG_KEY_SHORT = LONG_KEY[:47] + "..." + LONG_KEY[-46:]
+
 SEL = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}
 
 CREATE_CASES = [
@@ -60,9 +64,7 @@ CREATE_CASES = [
     pytest.param(
         {**sl(), "metadata": {"name": "Bad_Name"}}, {("metadata.name", "Invalid")}, id="RS-META-1-bad-name"
     ),
-    pytest.param(
-        sl(driver=""), {("spec.driver", "Required"), ("spec.driver", "Invalid")}, id="RS-DRV-1-empty"
-    ),
+    pytest.param(sl(driver=""), {("spec.driver", "Required")}, id="RS-DRV-1-empty-required-only"),
     pytest.param(sl(driver="a" * 64), {("spec.driver", "TooLong")}, id="RS-DRV-2-too-long"),
     pytest.param(sl(driver="bad_driver!"), {("spec.driver", "Invalid")}, id="RS-DRV-3-not-subdomain"),
     pytest.param(sl(driver="GPU.Example.com"), set(), id="RS-DRV-3-uppercase-accepted"),
@@ -218,10 +220,10 @@ CREATE_CASES = [
         {("spec.devices[0].attributes", "TooLong")},
         id="RS-QN-2-domain-too-long",
     ),
-    pytest.param(
-        sl(devices=[dev(attributes={"a/b/c": {"int": 1}})]),
-        {("spec.devices[0].attributes", "Invalid")},
-        id="RS-QN-3-two-slashes",
+    pytest.param(  # upstream checks one- and two-part names only (a TODO in its source)
+        sl(devices=[dev(attributes={"a/b/c": {"int": 1}, "a//b": {"int": 2}}, capacity={"x/y/z": {"value": "1"}})]),
+        set(),
+        id="RS-QN-3-two-slashes-accepted",
     ),
     pytest.param(
         sl(devices=[dev(capacity={"bad key": {"value": "1"}})]),
@@ -248,8 +250,8 @@ CREATE_CASES = [
     ),
     pytest.param(
         sl(devices=[dev(attributes={"l": {"ints": []}})]),
-        {("spec.devices[0].attributes[l].ints", "Invalid")},
-        id="RS-ATTR-6-empty-list",
+        {("spec.devices[0].attributes[l].ints", "Invalid"), ("spec.devices[0].attributes[l]", "Invalid")},
+        id="RS-ATTR-6-empty-list-sets-no-member",
     ),
     pytest.param(
         sl(devices=[dev(attributes={"l": {"strings": ["ok", "y" * 65]}, "v": {"versions": ["1.0.0", "x"]}})]),
@@ -489,10 +491,17 @@ CREATE_CASES = [
         set(),
         id="RS-SKIP-1-both-ok",
     ),
+    pytest.param(  # with the gate off the field is stripped before validation, never Forbidden
+        sl(skipNodeOperations=["*"]), set(), id="RS-SKIP-gate-off-not-forbidden"
+    ),
     pytest.param(
-        sl(skipNodeOperations=["*"]),
-        {("spec.skipNodeOperations", "Forbidden")},
-        id="RS-SKIP-gate-off-forbidden",
+        sl(skipNodeOperations=["Bogus", "Bogus"]),
+        {
+            ("spec.skipNodeOperations[0]", "NotSupported"),
+            ("spec.skipNodeOperations[1]", "NotSupported"),
+            ("spec.skipNodeOperations[1]", "Duplicate"),
+        },
+        id="RS-SKIP-duplicates-of-unsupported-values",
     ),
     pytest.param(
         sl(partitionTypeAttribute="gpu.example.com/type"),
@@ -514,6 +523,12 @@ CREATE_CASES = [
             ("spec.devices[1].attributes[gpu.example.com/type]", "Invalid"),
         },
         id="RS-PTA-2-3-device-attribute",
+    ),
+    pytest.param(  # the format is declarative: the domain is checked as written, not lower-cased
+        sl(driver="GPU.Example.com", partitionTypeAttribute="GPU.Example.com/type",
+           devices=[dev("a", consumesCounters=[cc()], attributes={"type": {"string": "mig"}})]),
+        {("spec.partitionTypeAttribute", "Invalid")},
+        id="RS-PTA-1-upper-case-domain",
     ),
     pytest.param(
         sl(
@@ -539,14 +554,72 @@ CREATE_CASES = [
         },
         id="RS-NAR-mixed",
     ),
+    # Found by the differential tests (issue 15) against the 1.37 apiserver.
+    pytest.param(
+        sl(driver="é" * 32, pool={"name": "é" * 127, "resourceSliceCount": 1}),
+        {("spec.driver", "TooLong"), ("spec.driver", "Invalid"), ("spec.pool.name", "TooLong"),
+         ("spec.pool.name", "Invalid")},
+        id="lengths-are-utf8-bytes-driver-and-pool",
+    ),
+    pytest.param(
+        sl(devices=[dev(attributes={"é" * 32 + "/x": {"int": 1}, "é" * 17: {"int": 1}, "s": {"string": "é" * 33}})]),
+        {("spec.devices[0].attributes", "TooLong"), ("spec.devices[0].attributes", "Invalid"),
+         ("spec.devices[0].attributes[s].string", "TooLong")},
+        id="lengths-are-utf8-bytes-keys-and-values",
+    ),
+    pytest.param(
+        sl(devices=[dev(attributes={LONG_KEY: {}})]),
+        {("spec.devices[0].attributes", "TooLong"), (f"spec.devices[0].attributes[{LONG_KEY_SHORT}]", "Invalid"),
+         (f"spec.devices[0].attributes[{LONG_KEY}]", "Invalid")},
+        id="attribute-union-also-on-the-full-key",
+    ),
+    pytest.param(
+        sl(devices=[dev(nodeAllocatableResources={
+            "hugepages-": {"overhead": {"perPod": "1"}},
+            "cpu": {"mapping": {}},
+            "memory": {"mapping": {"capacityKey": "c", "capacityMultiplier": "1", "deviceMultiplier": "1"}},
+        }, capacity={"c": {"value": "1"}})]),
+        {("spec.devices[0].nodeAllocatableResources[cpu].mapping", "Invalid"),
+         ("spec.devices[0].nodeAllocatableResources[memory].mapping", "Invalid")},
+        id="RS-NAR-mapping-union-and-bare-hugepages",
+    ),
+    pytest.param(
+        sl(devices=[dev(f"d{i}") for i in range(64)]
+           + [dev("x", consumesCounters=[cc("Bad")], taints=[{"key": "k", "effect": ""}])]),
+        {("spec.devices", "TooMany"), ("spec.devices[64].consumesCounters[0].counterSet", "Invalid"),
+         ("spec.devices[64].taints[0].effect", "Required")},
+        id="declarative-checks-run-past-the-device-limit",
+    ),
+    pytest.param(
+        sl(devices=[dev(consumesCounters=[{"counterSet": "s", "counters": {**counters(32), "Bad": {"value": "1"}}}])]),
+        {("spec.devices[0].consumesCounters[0].counters", "TooMany"),
+         ("spec.devices[0].consumesCounters[0].counters", "Invalid")},
+        id="counter-names-checked-past-32",
+    ),
+    pytest.param(
+        sl(drop=("devices",), sharedCounters=[{"name": "s", "counters": {**counters(32), "Bad": {"value": "1"}}}]),
+        {("spec.sharedCounters[0].counters", "TooMany"), ("spec.sharedCounters[0].counters", "Invalid")},
+        id="shared-counter-names-checked-past-32",
+    ),
+    pytest.param(
+        sl(devices=[dev(taints=[{"key": f"k{i}", "effect": "NoSchedule"} for i in range(16)]
+                        + [{"key": "z", "effect": "Bogus"}])]),
+        {("spec.devices[0].taints", "TooMany"), ("spec.devices[0].taints[16].effect", "NotSupported")},
+        id="taint-effects-checked-past-16",
+    ),
 ]
 
 
+PTA_GATES = "DRAResourcePoolStatus=true,DRAPartitionableDevicesType=true"
 # Rows whose fields are only kept (by mutate) or allowed with a non-default gate.
 GATES_BY_ID = {
     "RS-ATTR-2-49-values": "DRAListTypeAttributes=true",
     "RS-SKIP-1-prepare-alone": "DRAOptionalNodeOperations=true",
     "RS-SKIP-1-both-ok": "DRAOptionalNodeOperations=true",
+    "RS-SKIP-duplicates-of-unsupported-values": "DRAOptionalNodeOperations=true",
+    "RS-PTA-1-no-counter-devices": PTA_GATES,
+    "RS-PTA-2-3-device-attribute": PTA_GATES,
+    "RS-PTA-1-upper-case-domain": PTA_GATES,
 }
 
 
@@ -638,6 +711,8 @@ def check_update(new: dict[str, Any], old: dict[str, Any], gates: str = "") -> s
 
 STORED_BAD_CAPACITY = dev("gpu-0", capacity={"mem": {"value": "1Gi", "requestPolicy": {"default": "1"}}})
 STORED_BAD_TAINT = dev("gpu-0", taints=[{"key": "k", "effect": "Legacy"}])
+PTA_SLICE = sl(partitionTypeAttribute="gpu.example.com/type",
+               devices=[dev("a", consumesCounters=[cc()], attributes={"type": {"string": "mig"}})])
 
 UPDATE_CASES = [
     pytest.param(sl(), sl(), set(), id="no-op"),
@@ -698,11 +773,18 @@ UPDATE_CASES = [
         {("spec.devices[0].taints[0].effect", "NotSupported")},
         id="ratchet-taints-changed-revalidated",
     ),
-    pytest.param(
+    pytest.param(  # the declarative checks skip an unchanged device list, not an unchanged device
         sl(devices=[dev(consumesCounters=[cc(compatibilityGroups=["Bad"])], attributes={"a": {"int": 1}})]),
         sl(devices=[dev(consumesCounters=[cc(compatibilityGroups=["Bad"])])]),
+        {("spec.devices[0].consumesCounters[0].compatibilityGroups[0]", "Invalid")},
+        id="RS-CG-6-revalidated-when-the-device-list-changes",
+    ),
+    pytest.param(
+        sl(pool={"name": "pool", "generation": 2, "resourceSliceCount": 1},
+           devices=[dev(consumesCounters=[cc(compatibilityGroups=["Bad"])])]),
+        sl(devices=[dev(consumesCounters=[cc(compatibilityGroups=["Bad"])])]),
         set(),
-        id="RS-CG-6-ratchet-unchanged-groups",
+        id="RS-CG-6-ratchet-unchanged-device-list",
     ),
     pytest.param(
         sl(devices=[dev(consumesCounters=[cc(compatibilityGroups=["Bad", "x"])])]),
@@ -712,6 +794,16 @@ UPDATE_CASES = [
     ),
     pytest.param(
         sl(skipNodeOperations=["*"]), sl(skipNodeOperations=["*"]), set(), id="skip-ops-unchanged-gate-off"
+    ),
+    pytest.param(  # DRAPartitionableDevicesType off: a stored value may stay, not change
+        PTA_SLICE, PTA_SLICE, set(), id="RS-PTA-gate-off-unchanged-kept",
+    ),
+    pytest.param(
+        {**PTA_SLICE, "spec": {**PTA_SLICE["spec"], "partitionTypeAttribute": "gpu.example.com/other"}},
+        PTA_SLICE,
+        {("spec.partitionTypeAttribute", "Forbidden"), ("spec.devices[0].attributes[gpu.example.com/other]",
+                                                         "Required")},
+        id="RS-PTA-gate-off-changed-forbidden",
     ),
 ]
 

@@ -152,7 +152,8 @@ class _Walker:
 
 
 def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    """A JSON integer Go decodes into an int64 (no field of our kinds is narrower)."""
+    return isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63
 
 
 def _is_quantity(v: Any) -> bool:
@@ -160,7 +161,7 @@ def _is_quantity(v: Any) -> bool:
         return False
     if isinstance(v, int | float):
         v = json.dumps(v)
-    return isinstance(v, str) and try_parse(v.strip()) is not None
+    return isinstance(v, str) and try_parse(v) is not None  # the parser trims what upstream trims
 
 
 def _is_time(v: Any) -> bool:

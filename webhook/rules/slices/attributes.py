@@ -11,6 +11,7 @@ from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, invalid, too_long
 from webhook.rules.shape import as_bool, as_list, as_object, as_str, type_error
+from webhook.rules.slices.common import byte_len
 
 ATTRIBUTE_VALUES_MAX = 48
 ATTRIBUTE_VALUE_MAX_LEN = 64
@@ -55,13 +56,13 @@ def attribute_is_plainly_valid(attr: Any) -> bool:
         return False
     (kind, v), = attr.items()
     if kind == "string":
-        return type(v) is str and len(v) <= ATTRIBUTE_VALUE_MAX_LEN
+        return type(v) is str and byte_len(v) <= ATTRIBUTE_VALUE_MAX_LEN
     if kind == "int":
         return type(v) is int
     if kind == "bool":
         return type(v) is bool
     if kind == "version":
-        return type(v) is str and len(v) <= ATTRIBUTE_VALUE_MAX_LEN and SEMVER_RE.match(v) is not None
+        return type(v) is str and byte_len(v) <= ATTRIBUTE_VALUE_MAX_LEN and SEMVER_RE.match(v) is not None
     return False
 
 
@@ -122,7 +123,7 @@ def _list_item(kind: str, item: Any, path: FieldPath) -> list[FieldError]:
 
 
 def _string_value(s: str, path: FieldPath) -> list[FieldError]:
-    return [too_long(path, ATTRIBUTE_VALUE_MAX_LEN)] if len(s) > ATTRIBUTE_VALUE_MAX_LEN else []
+    return [too_long(path, ATTRIBUTE_VALUE_MAX_LEN)] if byte_len(s) > ATTRIBUTE_VALUE_MAX_LEN else []
 
 
 def _version_value(s: str, path: FieldPath) -> list[FieldError]:

@@ -14,7 +14,8 @@ Arithmetic mode follows DRAFractionalCapacityRange: on, any fractional value swi
 range to exact milli-units (values finer than 1m or beyond int64 milli are refused); off, or
 with integers only, values are read as upstream ``Quantity.Value()`` (rounded up), guarded
 to [0, MaxInt64] when a step is set. Duplicate keys in ``validValues`` follow the same
-switch: integer ``Value()`` with the gate off, the exact decimal with it on.
+switch: ``Value()`` with the gate off, the decimal at its parsed scale with it on (``0`` and
+``0m`` differ).
 """
 
 from __future__ import annotations
@@ -23,12 +24,11 @@ from fractions import Fraction
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, duplicate, forbidden, invalid, required, too_many
-from webhook.quantity import INT64_MAX, Quantity
+from webhook.quantity import INT64_MAX, INT64_MIN, Quantity
 from webhook.rules.shape import as_list, as_object
 from webhook.rules.slices.common import as_quantity, validate_map, validate_qualified_name
 
 VALID_VALUES_MAX = 10
-MIN_INT64 = -(2**63)
 NEGATIVE_MSG = "must be greater than or equal to 0"
 OVER_INT64_MSG = f"must not be larger than {INT64_MAX}"
 NOT_MILLI_MSG = "value cannot be represented as a milli value"
@@ -129,35 +129,28 @@ def validate_request_policy(
 
 
 def _int_key(q: Quantity) -> str:
-    """Upstream ``Value()`` as a decimal string, saturated to int64 as the Go value is."""
-    return str(min(max(q.int_value(), MIN_INT64), INT64_MAX))
+    """Upstream ``strconv.FormatInt(q.Value(), 10)``: its rounding and overflow included."""
+    return str(q.int_value())
 
 
 def _dec_key(q: Quantity) -> str:
-    """The exact decimal value, without trailing zeros (``1`` and ``1.0`` give the same key)."""
-    v = q.value
-    sign = "-" if v < 0 else ""
-    v = abs(v)
-    whole, frac = divmod(v, 1)
-    if frac == 0:
-        return f"{sign}{whole}"
-    digits = ""
-    while frac and len(digits) < 40:
-        frac *= 10
-        d, frac = divmod(frac, 1)
-        digits += str(int(d))
-    return f"{sign}{whole}.{digits}"
+    """Upstream ``q.AsDec().String()``: the scale it was parsed at is kept, so ``0`` and
+    ``0m`` are two keys, and so are ``0.5`` and ``500m``."""
+    return q.dec_text()
 
 
 def _valid_values(
     default: Quantity, capacity: Quantity, values: list[Quantity], path: FieldPath, fractional: bool
 ) -> list[FieldError]:
     errs: list[FieldError] = []
+    values = list(values)
     for i in range(len(values) - 1):
         if values[i] > values[i + 1]:
             errs.append(
                 invalid(path.index(i + 1), str(values[i + 1]), "values must be sorted in ascending order")
             )
+        if values[i].is_dec or values[i + 1].is_dec:  # upstream's Cmp makes its receiver decimal-backed,
+            values[i] = values[i].as_dec()             # which changes the Value() of a negative fraction
     found = False
     if len(values) > VALID_VALUES_MAX:
         errs.append(too_many(path, len(values), VALID_VALUES_MAX))
@@ -183,7 +176,7 @@ def _valid_values(
 
 def _milli_safe(q: Quantity) -> bool:
     """True when ``q`` equals ``NewMilliQuantity(q.MilliValue())``: exact in int64 milli-units."""
-    return q.is_milli_exact() and MIN_INT64 <= q.value * 1000 <= INT64_MAX
+    return q.is_milli_exact() and INT64_MIN <= q.value * 1000 <= INT64_MAX
 
 
 def _valid_range(

@@ -52,19 +52,21 @@ def as_quantity(value: Any, path: FieldPath, errs: list[FieldError]) -> Quantity
 # --- names ---------------------------------------------------------------------------------
 
 
-def validate_driver_name(value: Any, path: FieldPath) -> list[FieldError]:
-    """CSI driver name: Required when empty, TooLong over 63, then lower-cased DNS subdomain.
+def byte_len(s: str) -> int:
+    """Go's ``len`` of a string: its UTF-8 bytes (every length limit of upstream counts bytes)."""
+    return len(s) if s.isascii() else len(s.encode("utf-8", "surrogatepass"))
 
-    As upstream, the checks are independent (an empty name is both Required and Invalid).
-    """
+
+def validate_driver_name(value: Any, path: FieldPath) -> list[FieldError]:
+    """CSI driver name (upstream ``ValidateCSIDriverName``): Required when empty and nothing
+    else, TooLong over 63 bytes, then a lower-cased DNS subdomain."""
     errs: list[FieldError] = []
     name = as_str(value, path, errs)
     if errs:
         return errs
-    name = name or ""
     if not name:
-        errs.append(required(path))
-    if len(name) > DRIVER_NAME_MAX:
+        return [required(path)]
+    if byte_len(name) > DRIVER_NAME_MAX:
         errs.append(too_long(path, DRIVER_NAME_MAX))
     errs.extend(invalid(path, name, m) for m in is_dns1123_subdomain(name.lower()))
     return errs
@@ -78,16 +80,21 @@ def validate_pool_name(value: Any, path: FieldPath) -> list[FieldError]:
         return errs
     if not name:
         return [required(path)]
-    if len(name) > POOL_NAME_MAX:
+    if byte_len(name) > POOL_NAME_MAX:
         errs.append(too_long(path, POOL_NAME_MAX))
     for part in name.split("/"):
         errs.extend(invalid(path, part, m) for m in is_dns1123_subdomain(part))
     return errs
 
 
+def is_label(value: Any) -> bool:
+    """Whether ``value`` is a valid DNS label (cached: the same names repeat on every device)."""
+    return type(value) is str and len(value) <= DNS1123_LABEL_MAX and _is_label(value)
+
+
 def validate_dns_label(value: Any, path: FieldPath) -> list[FieldError]:
     """DNS label, empty included as Invalid (device names, counter names)."""
-    if type(value) is str and len(value) <= DNS1123_LABEL_MAX and _is_label(value):
+    if is_label(value):
         return []
     errs: list[FieldError] = []
     name = as_str(value, path, errs)
@@ -127,9 +134,9 @@ def validate_label_value(value: str, path: FieldPath) -> list[FieldError]:
     return [invalid(path, value, m) for m in is_label_value(value)]
 
 
-def _validate_c_identifier(value: str, path: FieldPath) -> list[FieldError]:
+def validate_c_identifier(value: str, path: FieldPath) -> list[FieldError]:
     errs: list[FieldError] = []
-    if len(value) > C_IDENTIFIER_MAX:
+    if byte_len(value) > C_IDENTIFIER_MAX:
         errs.append(too_long(path, C_IDENTIFIER_MAX))
     errs.extend(invalid(path, value, m) for m in is_c_identifier(value))
     return errs
@@ -154,21 +161,19 @@ def _qualified_name_ok(name: str) -> bool:
 def _qualified_name_errors(name: str, path: FieldPath) -> list[FieldError]:
     parts = name.split("/")
     if len(parts) == 1:
-        return _validate_c_identifier(name, path)
+        return validate_c_identifier(name, path)
     if len(parts) > 2:
-        return [invalid(path, name, "must not contain more than one slash")]
+        return []  # upstream checks one- and two-part names only (a TODO in its source)
     domain, ident = parts
     errs: list[FieldError] = []
     if not domain:
         errs.append(invalid(path, "", "the domain must not be empty"))
     else:
-        if len(domain) > DEVICE_DOMAIN_MAX:
-            errs.append(too_long(path, DEVICE_DOMAIN_MAX))
-        errs.extend(invalid(path, domain, m) for m in is_dns1123_subdomain(domain.lower()))
+        errs.extend(validate_driver_name(domain, path))  # upstream checks the domain as a driver name
     if not ident:
         errs.append(invalid(path, "", "the name must not be empty"))
     else:
-        errs.extend(_validate_c_identifier(ident, path))
+        errs.extend(validate_c_identifier(ident, path))
     return errs
 
 
@@ -182,12 +187,14 @@ def validate_fully_qualified_name(name: str, path: FieldPath) -> list[FieldError
 
 
 def truncate_key(key: str, max_len: int = KEY_TRUNCATE) -> str:
-    """Shorten a long map key in the middle for a field path, as upstream does."""
+    """Shorten a long map key in the middle for a field path, as upstream does: by bytes (a cut
+    through a character leaves U+FFFD, as Go's JSON encoder prints the broken bytes)."""
     max_len = max(max_len, 16)
-    if len(key) <= max_len:
+    if byte_len(key) <= max_len:
         return key
     rest = max_len - 3
-    return key[: (rest + 1) // 2] + "..." + key[len(key) - rest // 2 :]
+    b = key.encode("utf-8", "surrogatepass")
+    return (b[: (rest + 1) // 2] + b"..." + b[len(b) - rest // 2 :]).decode("utf-8", "replace")
 
 
 def validate_map(

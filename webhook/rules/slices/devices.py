@@ -1,9 +1,10 @@
-"""One entry of ``spec.devices``: rules RS-DEV-3, RS-ATTR-*, RS-QN-*, RS-CC-*, RS-CG-*, RS-PDN-*,
-RS-TNT-*, RS-BC-*, RS-NAR-* (capacity and requestPolicy live in ``slice_capacity``).
+"""One entry of ``spec.devices``, as upstream's handwritten validation checks it: rules
+RS-DEV-3, RS-ATTR-*, RS-QN-*, RS-CC-*, RS-PDN-*, RS-TNT-*, RS-BC-*, RS-NAR-* (capacity and
+requestPolicy live in ``capacity``, what upstream checks declaratively, compatibilityGroups
+among it, in ``declarative``).
 
 ``old`` is the device of the same name in the stored slice on UPDATE (else None). It drives
-upstream's ratcheting: an unchanged capacity map, taint list or compatibilityGroups list is
-not validated again.
+upstream's ratcheting: an unchanged capacity map or taint list is not validated again.
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ from webhook.rules.slices.common import (
 ATTRS_AND_CAPACITY_MAX = 32
 CONSUMES_COUNTERS_MAX = 2
 COUNTERS_PER_CONSUMPTION_MAX = 32
-COMPATIBILITY_GROUPS_MAX = 2
 TAINTS_MAX = 16
 BINDING_CONDITIONS_MAX = 4
 """Of a device and of a device's status in a claim (one upstream limit for both)."""
@@ -101,7 +101,7 @@ def validate_device(
     if taints is not None and (old is None or old.get("taints") != taints):
         errs.extend(_validate_taints(taints, path.child("taints")))
     if dev.get("consumesCounters") is not None:
-        errs.extend(_validate_consumes_counters(dev["consumesCounters"], old, path.child("consumesCounters")))
+        errs.extend(_validate_consumes_counters(dev["consumesCounters"], path.child("consumesCounters")))
     errs.extend(_validate_node_fields(dev, path, per_device_node_selection))
     if dev.get("bindingConditions") is not None or dev.get("bindingFailureConditions") is not None:
         errs.extend(_validate_binding(dev, path))
@@ -146,16 +146,13 @@ def _validate_taints(value: Any, path: FieldPath) -> list[FieldError]:
 # --- counters and compatibility groups ---------------------------------------------------
 
 
-def _validate_consumes_counters(
-    value: Any, old_dev: dict[str, Any] | None, path: FieldPath
-) -> list[FieldError]:
+def _validate_consumes_counters(value: Any, path: FieldPath) -> list[FieldError]:
     errs: list[FieldError] = []
     entries = as_list(value, path, errs)
     if not entries:
         return errs
     if len(entries) > CONSUMES_COUNTERS_MAX:
         return [too_many(path, len(entries), CONSUMES_COUNTERS_MAX)]
-    old_groups = _old_groups(old_dev)
     keys: list[Any] = []
     for j, entry in enumerate(entries):
         ep = path.index(j)
@@ -167,10 +164,6 @@ def _validate_consumes_counters(
         keys.append(cs if isinstance(cs, str) else None)
         errs.extend(validate_required_label(cs, ep.child("counterSet")))
         errs.extend(validate_counters_member(e.get("counters"), ep.child("counters"), COUNTERS_PER_CONSUMPTION_MAX))
-        groups = e.get("compatibilityGroups")
-        if isinstance(cs, str) and cs in old_groups and _groups_equal(old_groups[cs], groups):
-            continue  # declarative ratcheting: an unchanged value is not validated again
-        errs.extend(validate_compatibility_groups(groups, ep.child("compatibilityGroups")))
     errs.extend(_duplicates(keys, path))
     return errs
 
@@ -199,41 +192,6 @@ def validate_counters(value: Any, path: FieldPath, limit: int) -> list[FieldErro
 
 def _counter_is_plainly_valid(counter: Any) -> bool:
     return type(counter) is dict and try_parse(counter.get("value")) is not None
-
-
-def validate_compatibility_groups(value: Any, path: FieldPath) -> list[FieldError]:
-    """RS-CG-*: null / [] / absent are unset; ≤ 2 (TooMany only); unique; DNS labels."""
-    errs: list[FieldError] = []
-    groups = as_list(value, path, errs)
-    if not groups:
-        return errs
-    if len(groups) > COMPATIBILITY_GROUPS_MAX:
-        return [too_many(path, len(groups), COMPATIBILITY_GROUPS_MAX)]
-    seen: set[str] = set()
-    for k, g in enumerate(groups):
-        gp = path.index(k)
-        if not isinstance(g, str):
-            errs.append(type_error(gp, g, "string"))
-            continue
-        errs.extend(validate_dns_label(g, gp))
-        if g in seen:
-            errs.append(duplicate(gp, g))
-        seen.add(g)
-    return errs
-
-
-def _old_groups(old_dev: dict[str, Any] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if not isinstance(old_dev, dict) or not isinstance(old_dev.get("consumesCounters"), list):
-        return out
-    for e in old_dev["consumesCounters"]:
-        if isinstance(e, dict) and isinstance(e.get("counterSet"), str):
-            out.setdefault(e["counterSet"], e.get("compatibilityGroups"))
-    return out
-
-
-def _groups_equal(a: Any, b: Any) -> bool:
-    return (a or None) == (b or None)
 
 
 def _duplicates(keys: list[Any], path: FieldPath) -> list[FieldError]:
@@ -327,7 +285,8 @@ def _validate_binding(dev: dict[str, Any], path: FieldPath) -> list[FieldError]:
 
 
 def _is_node_allocatable(name: str) -> bool:
-    return name in ("cpu", "memory") or (name.startswith("hugepages-") and len(name) > len("hugepages-"))
+    """Upstream ``IsNodeAllocatableResourceName``: cpu, memory, or any ``hugepages-`` name."""
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
 
 
 def _validate_node_allocatable(value: Any, capacity: Any, path: FieldPath) -> list[FieldError]:

@@ -99,8 +99,12 @@ def _list_attributes_in_use(old: Any) -> bool:
     return False
 
 
-def _pool_status_in_use(old: Any) -> bool:
+def _partition_type_in_use(old: Any) -> bool:
     return _spec(old).get("partitionTypeAttribute") is not None
+
+
+def _skip_operations_in_use(old: Any) -> bool:
+    return is_set(_spec(old).get("skipNodeOperations"))
 
 
 def _groups_in_use(old: Any) -> bool:
@@ -212,8 +216,13 @@ _STRIPS: tuple[_Strip, ...] = (
     (Gate.DRA_LIST_TYPE_ATTRIBUTES, _list_attributes_in_use, _strip_list_attributes),
     (
         Gate.DRA_PARTITIONABLE_DEVICES_TYPE,
-        _pool_status_in_use,
+        _partition_type_in_use,
         lambda s: _strip_spec_and_devices(s, ("partitionTypeAttribute",), ()),
+    ),
+    (
+        Gate.DRA_OPTIONAL_NODE_OPERATIONS,
+        _skip_operations_in_use,
+        lambda s: _strip_spec_and_devices(s, ("skipNodeOperations",), ()),
     ),
 )
 

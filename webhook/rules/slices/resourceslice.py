@@ -3,8 +3,10 @@
 Owns reference/validation.md §1 (RS-*, RP-*) and the ResourceSlice part of §3. This module
 holds the entry points and the slice-level rules (metadata, driver, pool, node selection,
 device count, shared counters, partitionTypeAttribute, skipNodeOperations, UPDATE
-immutability). Per-device rules live in ``slice_devices``, capacity and requestPolicy in
-``slice_capacity``, the gate strips in ``slice_mutate``, JSON/name helpers in ``slice_common``.
+immutability). Per-device rules live in ``devices`` and ``attributes``, capacity and
+requestPolicy in ``capacity``, what upstream checks from its ``+k8s:`` tags in
+``declarative`` (merged into the rest here), the gate strips in ``mutate``, name helpers in
+``common``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from typing import Any
 from webhook.fielderrors import (
     FieldError,
     FieldPath,
-    duplicate,
     duplicates_by,
     forbidden,
     immutable,
@@ -29,9 +30,9 @@ from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
 from webhook.rules.names import validate_object_meta
 from webhook.rules.shape import as_bool, as_int, as_list, as_object, as_str, type_error
+from webhook.rules.slices import declarative
 from webhook.rules.slices.attributes import has_list_attribute
 from webhook.rules.slices.common import (
-    not_supported_value,
     validate_driver_name,
     validate_fully_qualified_name,
     validate_node_name,
@@ -39,14 +40,13 @@ from webhook.rules.slices.common import (
     validate_pool_name,
     validate_required_label,
 )
+from webhook.rules.slices.declarative import COUNTER_SETS_MAX
 from webhook.rules.slices.devices import validate_counters_member, validate_device
 from webhook.rules.slices.mutate import mutate_slice
 
 DEVICES_MAX = 128
 DEVICES_ADVANCED_MAX = 64  # with taints, counter consumption or list-typed attributes
-COUNTER_SETS_MAX = 8
 COUNTERS_PER_SET_MAX = 32
-SKIP_OPERATIONS = ["*", "NodePrepareResources", "NodeUnprepareResources"]
 NODE_SELECTION = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
 
 SPEC = FieldPath.root("spec")
@@ -129,9 +129,9 @@ def validate_spec(spec: dict[str, Any], old: dict[str, Any] | None, ctx: RuleCon
     errs.extend(_validate_devices(spec, old, ctx))
     errs.extend(_validate_shared_counters(spec.get("sharedCounters"), SPEC.child("sharedCounters")))
     if spec.get("partitionTypeAttribute") is not None:
-        errs.extend(_partition_type_attribute(spec))
-    errs.extend(_skip_node_operations(spec, old, ctx))
-    return errs
+        errs.extend(_partition_type_attribute(spec, old, ctx))
+    errs.extend(_skip_node_operations(spec))
+    return declarative.merge(errs, declarative.spec_errors(spec, old, SPEC))
 
 
 def _validate_pool(value: Any, path: FieldPath) -> list[FieldError]:
@@ -283,14 +283,22 @@ def _consumes_counters(dev: Any) -> bool:
     )
 
 
-def _partition_type_attribute(spec: dict[str, Any]) -> list[FieldError]:
+def _partition_type_attribute(spec: dict[str, Any], old: dict[str, Any] | None,
+                              ctx: RuleContext) -> list[FieldError]:
+    """RS-PTA-*. The name's format is a declarative rule of DRAPartitionableDevicesType: checked
+    when the gate is on, Forbidden when it is off (the strip kept the field because the stored
+    slice has it) and the value changed, neither when it is unchanged on UPDATE."""
     path = SPEC.child("partitionTypeAttribute")
     errs: list[FieldError] = []
     name = as_str(spec.get("partitionTypeAttribute"), path, errs)
     if name is None:
         return errs
-    format_errs = validate_fully_qualified_name(name, path)
-    errs.extend(format_errs)
+    format_errs = validate_fully_qualified_name(name, path)  # the handwritten check's own test
+    if old is None or old.get("partitionTypeAttribute") != name:
+        if ctx.gates.enabled(Gate.DRA_PARTITIONABLE_DEVICES_TYPE):
+            errs.extend(declarative.fully_qualified_name(name, path))
+        else:
+            errs.append(forbidden(path, "disabled by feature gate DRAPartitionableDevicesType"))
     devices = devices_raw if isinstance(devices_raw := spec.get("devices"), list) else []
     if not any(_consumes_counters(d) for d in devices):
         return errs + [
@@ -325,27 +333,13 @@ def _partition_type_attribute(spec: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-def _skip_node_operations(
-    spec: dict[str, Any], old: dict[str, Any] | None, ctx: RuleContext
-) -> list[FieldError]:
+def _skip_node_operations(spec: dict[str, Any]) -> list[FieldError]:
+    """NodePrepareResources only with NodeUnprepareResources or ``*`` (the values themselves
+    are checked declaratively; with DRAOptionalNodeOperations off the field is stripped)."""
     path = SPEC.child("skipNodeOperations")
     errs: list[FieldError] = []
     ops = as_list(spec.get("skipNodeOperations"), path, errs)
-    if not ops:
-        return errs
-    unchanged = old is not None and old.get("skipNodeOperations") == spec.get("skipNodeOperations")
-    if not ctx.gates.enabled(Gate.DRA_OPTIONAL_NODE_OPERATIONS) and not unchanged:
-        errs.append(forbidden(path, "disabled by feature gate DRAOptionalNodeOperations"))
-    if not unchanged:
-        seen: set[str] = set()
-        for k, op in enumerate(ops):
-            if not isinstance(op, str) or op not in SKIP_OPERATIONS:
-                errs.append(not_supported_value(path.index(k), op, SKIP_OPERATIONS))
-            elif op in seen:
-                errs.append(duplicate(path.index(k), op))
-            if isinstance(op, str):
-                seen.add(op)
-    strs = {op for op in ops if isinstance(op, str)}
+    strs = {op for op in ops or [] if isinstance(op, str)}
     if "NodePrepareResources" in strs and not strs & {"NodeUnprepareResources", "*"}:
         errs.append(
             invalid(
