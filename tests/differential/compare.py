@@ -54,11 +54,12 @@ class Disagreement:
 
 
 def _prune(value: Any) -> Any:
-    """Drop what the apiserver's JSON encoding omits (null, [] and {}), the zero values it always
-    encodes, and what it sets itself: both sides then say the same thing the same way."""
+    """Drop what the apiserver's JSON encoding omits (null, [], {} and "": a Go string has no
+    absent value of its own), the zero values it always encodes, and what it sets itself: both
+    sides then say the same thing the same way."""
     if isinstance(value, dict):
         out = {k: _prune(v) for k, v in value.items() if k not in SERVER_SET}
-        return {k: v for k, v in out.items() if v not in (None, [], {}) and
+        return {k: v for k, v in out.items() if v not in (None, [], {}, "") and
                 not (k in ZERO_ENCODED and v == ZERO_ENCODED[k] and type(v) is int)}
     if isinstance(value, list):
         return [_prune(v) for v in value]
@@ -81,6 +82,8 @@ def stored_spec(obj: Any) -> Any:
     if not isinstance(obj, dict):
         return None
     spec = _prune(obj.get("spec"))
+    if spec == {}:
+        return None  # a Go struct: an absent spec is encoded as {}
     if isinstance(spec, dict):
         for f in ADMISSION_SET.get(str(obj.get("kind")), ()):
             spec.pop(f, None)
