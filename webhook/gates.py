@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from types import MappingProxyType
 
 from webhook import ConfigError
@@ -15,9 +16,36 @@ from webhook import ConfigError
 ALPHA, BETA, GA = "Alpha", "Beta", "GA"
 
 
+class Gate(StrEnum):
+    """Gate names. ``FeatureGates.enabled`` takes only these, so a misspelt gate is a mypy error."""
+
+    DRA_PARTITIONABLE_DEVICES = "DRAPartitionableDevices"
+    DRA_CONSUMABLE_CAPACITY = "DRAConsumableCapacity"
+    DRA_DEVICE_COMPATIBILITY_GROUPS = "DRADeviceCompatibilityGroups"
+    DRA_FRACTIONAL_CAPACITY_RANGE = "DRAFractionalCapacityRange"
+    DRA_DEVICE_TAINTS = "DRADeviceTaints"
+    DRA_DEVICE_BINDING_CONDITIONS = "DRADeviceBindingConditions"
+    DRA_RESOURCE_CLAIM_DEVICE_STATUS = "DRAResourceClaimDeviceStatus"
+    DRA_LIST_TYPE_ATTRIBUTES = "DRAListTypeAttributes"
+    DRA_NODE_ALLOCATABLE_RESOURCES = "DRANodeAllocatableResources"
+    DRA_OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
+    DRA_DERIVED_ATTRIBUTES = "DRADerivedAttributes"
+    DRA_RESOURCE_POOL_STATUS = "DRAResourcePoolStatus"
+    DRA_EXTENDED_RESOURCE = "DRAExtendedResource"
+    DRA_PRIORITIZED_LIST = "DRAPrioritizedList"
+    DRA_ADMIN_ACCESS = "DRAAdminAccess"
+    GENERIC_WORKLOAD = "GenericWorkload"
+    DRA_WORKLOAD_RESOURCE_CLAIMS = "DRAWorkloadResourceClaims"
+    COMPOSITE_POD_GROUP = "CompositePodGroup"
+    POD_GROUP_PREEMPTION_POLICY = "PodGroupPreemptionPolicy"
+    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING = "TopologyAwareWorkloadScheduling"
+
+
 @dataclass(frozen=True, slots=True)
-class Gate:
-    name: str
+class GateSpec:
+    """One known gate: stage, 1.37 default, lock, and what it changes here."""
+
+    name: Gate
     stage: str
     default: bool
     locked: bool = False
@@ -26,46 +54,46 @@ class Gate:
 
 
 _GATES = (
-    Gate("DRAPartitionableDevices", BETA, True, effect=(
+    GateSpec(Gate.DRA_PARTITIONABLE_DEVICES, BETA, True, effect=(
         "off: strips sharedCounters, consumesCounters, perDeviceNodeSelection and per-device node "
         "fields from new ResourceSlices; allocator skips such slices and devices")),
-    Gate("DRAConsumableCapacity", BETA, True, effect=(
+    GateSpec(Gate.DRA_CONSUMABLE_CAPACITY, BETA, True, effect=(
         "off: strips allowMultipleAllocations, requestPolicy, claim capacity requests and "
         "distinctAttribute; devices are never shared; no capacity defaulting")),
-    Gate("DRADeviceCompatibilityGroups", ALPHA, False, effect=(
+    GateSpec(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS, ALPHA, False, effect=(
         "off: strips consumesCounters[].compatibilityGroups on write; allocator treats pools "
         "with grouped devices as incomplete. on: group intersections enforced")),
-    Gate("DRAFractionalCapacityRange", BETA, True, effect=(
+    GateSpec(Gate.DRA_FRACTIONAL_CAPACITY_RANGE, BETA, True, effect=(
         "on: requestPolicy ranges use milli-unit arithmetic; off: values rounded up to integers")),
-    Gate("DRADeviceTaints", GA, True, effect=(
+    GateSpec(Gate.DRA_DEVICE_TAINTS, GA, True, effect=(
         "off: strips device taints and request tolerations; allocator ignores taints")),
-    Gate("DRADeviceBindingConditions", BETA, True, effect=(
+    GateSpec(Gate.DRA_DEVICE_BINDING_CONDITIONS, BETA, True, effect=(
         "off (or DRAResourceClaimDeviceStatus off): strips binding conditions; such devices "
         "are not allocatable")),
-    Gate("DRAResourceClaimDeviceStatus", GA, True, effect="claim status.devices allowed"),
-    Gate("DRAListTypeAttributes", ALPHA, False, effect=(
+    GateSpec(Gate.DRA_RESOURCE_CLAIM_DEVICE_STATUS, GA, True, effect="claim status.devices allowed"),
+    GateSpec(Gate.DRA_LIST_TYPE_ATTRIBUTES, ALPHA, False, effect=(
         "off: strips list-valued attributes (bools/ints/strings/versions)")),
-    Gate("DRANodeAllocatableResources", ALPHA, False, effect=(
+    GateSpec(Gate.DRA_NODE_ALLOCATABLE_RESOURCES, ALPHA, False, effect=(
         "off: strips devices[].nodeAllocatableResources")),
-    Gate("DRAOptionalNodeOperations", ALPHA, False, effect="off: skipNodeOperations rejected"),
-    Gate("DRADerivedAttributes", ALPHA, False, effect="off: derivedAttributes rejected"),
-    Gate("DRAResourcePoolStatus", ALPHA, False, effect="off: strips spec.partitionTypeAttribute"),
-    Gate("DRAExtendedResource", GA, True, effect="DeviceClass extendedResourceName allowed"),
-    Gate("DRAPrioritizedList", GA, True, locked=True, effect="firstAvailable requests allowed"),
-    Gate("DRAAdminAccess", GA, True, locked=True, effect="adminAccess requests allowed"),
-    Gate("GenericWorkload", BETA, False, effect=(
+    GateSpec(Gate.DRA_OPTIONAL_NODE_OPERATIONS, ALPHA, False, effect="off: skipNodeOperations rejected"),
+    GateSpec(Gate.DRA_DERIVED_ATTRIBUTES, ALPHA, False, effect="off: derivedAttributes rejected"),
+    GateSpec(Gate.DRA_RESOURCE_POOL_STATUS, ALPHA, False, effect="off: strips spec.partitionTypeAttribute"),
+    GateSpec(Gate.DRA_EXTENDED_RESOURCE, GA, True, effect="DeviceClass extendedResourceName allowed"),
+    GateSpec(Gate.DRA_PRIORITIZED_LIST, GA, True, locked=True, effect="firstAvailable requests allowed"),
+    GateSpec(Gate.DRA_ADMIN_ACCESS, GA, True, locked=True, effect="adminAccess requests allowed"),
+    GateSpec(Gate.GENERIC_WORKLOAD, BETA, False, effect=(
         "off (default): a default apiserver does not serve Workload/PodGroup; we still "
         "validate and add one warning")),
-    Gate("DRAWorkloadResourceClaims", BETA, False, effect=(
+    GateSpec(Gate.DRA_WORKLOAD_RESOURCE_CLAIMS, BETA, False, effect=(
         "off: strips PodGroup and template resourceClaims on write")),
-    Gate("CompositePodGroup", ALPHA, False, effect=(
+    GateSpec(Gate.COMPOSITE_POD_GROUP, ALPHA, False, effect=(
         "off: parentCompositePodGroupName and compositePodGroupTemplates are Forbidden")),
-    Gate("PodGroupPreemptionPolicy", ALPHA, False, effect="off: preemptionPolicy is Forbidden"),
-    Gate("TopologyAwareWorkloadScheduling", ALPHA, False, effect=(
+    GateSpec(Gate.POD_GROUP_PREEMPTION_POLICY, ALPHA, False, effect="off: preemptionPolicy is Forbidden"),
+    GateSpec(Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, ALPHA, False, effect=(
         "off: strips schedulingConstraints on write")),
 )
 
-KNOWN: Mapping[str, Gate] = MappingProxyType({g.name: g for g in _GATES})
+KNOWN: Mapping[str, GateSpec] = MappingProxyType({g.name.value: g for g in _GATES})
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +101,7 @@ class FeatureGates:
     """An immutable set of gate values; unknown names are refused at construction."""
 
     values: Mapping[str, bool] = field(default_factory=lambda: MappingProxyType(
-        {g.name: g.default for g in _GATES}))
+        {g.name.value: g.default for g in _GATES}))
 
     @classmethod
     def defaults(cls) -> FeatureGates:
@@ -100,8 +128,8 @@ class FeatureGates:
             values[name] = value
         return FeatureGates(MappingProxyType(values))
 
-    def enabled(self, name: str) -> bool:
-        """Whether ``name`` is on. A name we do not know is a programming error (KeyError)."""
+    def enabled(self, name: Gate) -> bool:
+        """Whether gate ``name`` is on."""
         return self.values[name]
 
     def changed(self) -> dict[str, bool]:

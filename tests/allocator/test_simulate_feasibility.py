@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from webhook.allocator import feasibility_warnings
+from webhook.cli.simulate import run_simulate
 from webhook.gates import FeatureGates
-from webhook.simulate import run_simulate
 from webhook.state import from_dir
 
 SNAP = from_dir("examples/cluster")

@@ -11,7 +11,7 @@ import pytest
 from webhook.fielderrors import ErrorType as T
 from webhook.gates import FeatureGates
 from webhook.patch import apply_patch
-from webhook.rules import resourceclaim, resourceclaimtemplate
+from webhook.rules.claims import resourceclaim, resourceclaimtemplate
 from webhook.rules.context import RuleContext
 
 GPU = "gpu.example.com"

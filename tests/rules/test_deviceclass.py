@@ -8,7 +8,7 @@ import pytest
 
 from webhook.fielderrors import ErrorType as T
 from webhook.gates import FeatureGates
-from webhook.rules import deviceclass as dc
+from webhook.rules.claims import deviceclass as dc
 from webhook.rules.context import RuleContext
 
 DEFAULT = FeatureGates.defaults()

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from webhook.gates import FeatureGates
-from webhook.rules import resourceslice as rs
 from webhook.rules.context import RuleContext
+from webhook.rules.slices import resourceslice as rs
 
 P = "spec.devices[0].capacity[c].requestPolicy"
 R = P + ".validRange"

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from webhook.gates import FeatureGates
 from webhook.patch import apply_patch
-from webhook.rules import resourceslice as rs
 from webhook.rules.context import RuleContext
+from webhook.rules.slices import resourceslice as rs
 
 CG = "DRADeviceCompatibilityGroups"
 

@@ -15,7 +15,7 @@ from webhook.state.base import KINDS, ClusterSnapshot
 log = logging.getLogger(__name__)
 
 _SUFFIXES = (".yaml", ".yml", ".json")
-MAX_FILE_BYTES = 32 * 1024 * 1024
+FILE_BYTES_MAX = 32 * 1024 * 1024
 
 
 def _loader() -> type[yaml.SafeLoader]:
@@ -82,8 +82,8 @@ def load_objects_from_file(path: str | Path) -> list[dict[str, Any]]:
             import sys
             text = sys.stdin.read()
         else:
-            if p.stat().st_size > MAX_FILE_BYTES:
-                raise BadInput(f"{path}: file larger than {MAX_FILE_BYTES} bytes")
+            if p.stat().st_size > FILE_BYTES_MAX:
+                raise BadInput(f"{path}: file larger than {FILE_BYTES_MAX} bytes")
             text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise BadInput(f"{path}: no such file") from None

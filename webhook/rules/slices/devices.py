@@ -8,7 +8,6 @@ not validated again.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from webhook.fielderrors import (
@@ -18,18 +17,19 @@ from webhook.fielderrors import (
     invalid,
     not_found,
     required,
-    too_long,
     too_many,
-    type_invalid,
 )
 from webhook.quantity import try_parse
-from webhook.rules.slice_capacity import validate_capacity_map
-from webhook.rules.slice_common import (
-    as_bool,
-    as_list,
-    as_object,
+from webhook.rules.shape import as_bool, as_list, as_object, as_str, type_error
+from webhook.rules.slices.attributes import (
+    ATTRIBUTE_VALUES_MAX,
+    attribute_is_plainly_valid,
+    count_attribute_values,
+    validate_attribute,
+)
+from webhook.rules.slices.capacity import validate_capacity_map
+from webhook.rules.slices.common import (
     as_quantity,
-    as_str,
     not_supported_value,
     semantic_equal,
     validate_dns_label,
@@ -43,25 +43,18 @@ from webhook.rules.slice_common import (
 )
 
 ATTRS_AND_CAPACITY_MAX = 32
-ATTRIBUTE_VALUES_MAX = 48
-ATTRIBUTE_VALUE_MAX_LEN = 64
 CONSUMES_COUNTERS_MAX = 2
 COUNTERS_PER_CONSUMPTION_MAX = 32
 COMPATIBILITY_GROUPS_MAX = 2
 TAINTS_MAX = 16
 BINDING_CONDITIONS_MAX = 4
+"""Of a device and of a device's status in a claim (one upstream limit for both)."""
 TAINT_EFFECTS = ["NoExecute", "NoSchedule", "None"]
-LIST_KINDS = ("bools", "ints", "strings", "versions")
-SCALAR_KINDS = ("bool", "int", "string", "version")
 PDN_TEXT = (
     "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when "
     "`perDeviceNodeSelection` is set to true in the ResourceSlice spec"
 )
 
-_NUM = r"(0|[1-9][0-9]*)"
-_PRE = r"(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)"
-_BUILD = r"[0-9a-zA-Z-]+"
-SEMVER_RE = re.compile(rf"{_NUM}\.{_NUM}\.{_NUM}(-{_PRE}(\.{_PRE})*)?(\+{_BUILD}(\.{_BUILD})*)?\Z")
 
 
 def validate_device(
@@ -97,7 +90,7 @@ def validate_device(
     if attrs is not None:
         errs.extend(
             validate_map(attrs, path.child("attributes"), -1, validate_qualified_name, validate_attribute,
-                         item_ok=_attribute_is_plainly_valid)
+                         item_ok=attribute_is_plainly_valid)
         )
     allow_raw = dev.get("allowMultipleAllocations")
     allow_multiple = allow_raw is not None and as_bool(
@@ -124,125 +117,6 @@ def validate_device(
 
 
 # --- attributes ----------------------------------------------------------------------------
-
-
-_LIST_KIND_SET = frozenset(LIST_KINDS)
-
-
-def count_attribute_values(attrs: Any) -> int:
-    """Scalars count 1, a list counts its length (upstream ``numEntriesDeviceAttribute``)."""
-    if not isinstance(attrs, dict):
-        return 0
-    n = 0
-    for a in attrs.values():
-        if isinstance(a, dict) and _LIST_KIND_SET.isdisjoint(a):
-            n += 1
-            continue
-        lists = [a.get(k) for k in LIST_KINDS] if isinstance(a, dict) else []
-        sizes = [len(v) for v in lists if isinstance(v, list)]
-        n += sum(sizes) if any(sizes) else 1
-    return n
-
-
-def has_list_attribute(dev: dict[str, Any]) -> bool:
-    attrs = dev.get("attributes")
-    if not isinstance(attrs, dict):
-        return False
-    return any(isinstance(a, dict) and not _LIST_KIND_SET.isdisjoint(a)
-               and any(a.get(k) is not None for k in LIST_KINDS) for a in attrs.values())
-
-
-def _attribute_is_plainly_valid(attr: Any) -> bool:
-    """Fast path for the common attribute: exactly one valid scalar value (no paths built)."""
-    if type(attr) is not dict or len(attr) != 1:
-        return False
-    (kind, v), = attr.items()
-    if kind == "string":
-        return type(v) is str and len(v) <= ATTRIBUTE_VALUE_MAX_LEN
-    if kind == "int":
-        return type(v) is int
-    if kind == "bool":
-        return type(v) is bool
-    if kind == "version":
-        return type(v) is str and len(v) <= ATTRIBUTE_VALUE_MAX_LEN and SEMVER_RE.match(v) is not None
-    return False
-
-
-def validate_attribute(attr: Any, path: FieldPath) -> list[FieldError]:
-    if _attribute_is_plainly_valid(attr):
-        return []
-    errs: list[FieldError] = []
-    a = as_object(attr, path, errs)
-    if a is None:
-        return errs or [invalid(path, "", "exactly one value must be specified")]
-    n = 0
-    if a.get("bool") is not None:
-        n += 1
-        as_bool(a["bool"], path.child("bool"), errs)
-    if a.get("int") is not None:
-        n += 1
-        v = a["int"]
-        if isinstance(v, bool) or not isinstance(v, int):
-            errs.append(
-                type_invalid(
-                    path.child("int"),
-                    v if not isinstance(v, (dict, list)) else "<value>",
-                    "must be an integer",
-                )
-            )
-    if a.get("string") is not None:
-        n += 1
-        s = as_str(a["string"], path.child("string"), errs)
-        if s is not None:
-            errs.extend(_string_value(s, path.child("string")))
-    if a.get("version") is not None:
-        n += 1
-        s = as_str(a["version"], path.child("version"), errs)
-        if s is not None:
-            errs.extend(_version_value(s, path.child("version")))
-    for kind in LIST_KINDS:
-        if a.get(kind) is None:
-            continue
-        n += 1
-        lp = path.child(kind)
-        items = as_list(a[kind], lp, errs)
-        if items is None:
-            continue
-        if not items:
-            errs.append(invalid(lp, [], "must not be empty if specified"))
-        for j, item in enumerate(items):
-            errs.extend(_list_item(kind, item, lp.index(j)))
-    if n == 0:
-        errs.append(invalid(path, "", "exactly one value must be specified"))
-    elif n > 1:
-        errs.append(invalid(path, a, "exactly one value must be specified"))
-    return errs
-
-
-def _list_item(kind: str, item: Any, path: FieldPath) -> list[FieldError]:
-    if kind == "bools":
-        return [] if isinstance(item, bool) else [type_invalid(path, "<value>", "must be a boolean")]
-    if kind == "ints":
-        ok = isinstance(item, int) and not isinstance(item, bool)
-        return [] if ok else [type_invalid(path, "<value>", "must be an integer")]
-    if not isinstance(item, str):
-        return [type_invalid(path, "<value>", "must be a string")]
-    return _string_value(item, path) if kind == "strings" else _version_value(item, path)
-
-
-def _string_value(s: str, path: FieldPath) -> list[FieldError]:
-    return [too_long(path, ATTRIBUTE_VALUE_MAX_LEN)] if len(s) > ATTRIBUTE_VALUE_MAX_LEN else []
-
-
-def _version_value(s: str, path: FieldPath) -> list[FieldError]:
-    errs: list[FieldError] = []
-    if not SEMVER_RE.match(s):
-        errs.append(invalid(path, s, "must be a string compatible with semver.org spec 2.0.0"))
-    errs.extend(_string_value(s, path))
-    return errs
-
-
-# --- taints --------------------------------------------------------------------------------
 
 
 def _validate_taints(value: Any, path: FieldPath) -> list[FieldError]:
@@ -292,20 +166,22 @@ def _validate_consumes_counters(
         cs = e.get("counterSet")
         keys.append(cs if isinstance(cs, str) else None)
         errs.extend(validate_required_label(cs, ep.child("counterSet")))
-        counters = e.get("counters")
-        if not counters:
-            if counters is not None and not isinstance(counters, dict):
-                errs.append(type_invalid(ep.child("counters"), "<value>", "must be an object"))
-            else:
-                errs.append(required(ep.child("counters")))
-        else:
-            errs.extend(validate_counters(counters, ep.child("counters"), COUNTERS_PER_CONSUMPTION_MAX))
+        errs.extend(validate_counters_member(e.get("counters"), ep.child("counters"), COUNTERS_PER_CONSUMPTION_MAX))
         groups = e.get("compatibilityGroups")
         if isinstance(cs, str) and cs in old_groups and _groups_equal(old_groups[cs], groups):
             continue  # declarative ratcheting: an unchanged value is not validated again
         errs.extend(validate_compatibility_groups(groups, ep.child("compatibilityGroups")))
     errs.extend(_duplicates(keys, path))
     return errs
+
+
+def validate_counters_member(counters: Any, path: FieldPath, limit: int) -> list[FieldError]:
+    """A required, non-empty ``counters`` map (of a counter set or a consumption)."""
+    if counters:
+        return validate_counters(counters, path, limit)
+    if counters is not None and not isinstance(counters, dict):
+        return [type_error(path, counters, "object")]
+    return [required(path)]
 
 
 def validate_counters(value: Any, path: FieldPath, limit: int) -> list[FieldError]:
@@ -337,7 +213,7 @@ def validate_compatibility_groups(value: Any, path: FieldPath) -> list[FieldErro
     for k, g in enumerate(groups):
         gp = path.index(k)
         if not isinstance(g, str):
-            errs.append(type_invalid(gp, "<value>" if isinstance(g, (dict, list)) else g, "must be a string"))
+            errs.append(type_error(gp, g, "string"))
             continue
         errs.extend(validate_dns_label(g, gp))
         if g in seen:

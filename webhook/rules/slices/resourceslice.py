@@ -10,7 +10,7 @@ immutability). Per-device rules live in ``slice_devices``, capacity and requestP
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from webhook.fielderrors import (
@@ -23,16 +23,14 @@ from webhook.fielderrors import (
     invalid,
     required,
     too_many,
-    type_invalid,
 )
+from webhook.gates import Gate
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.kind import KindRules
 from webhook.rules.names import validate_object_meta
-from webhook.rules.slice_common import (
-    as_bool,
-    as_int,
-    as_list,
-    as_object,
-    as_str,
+from webhook.rules.shape import as_bool, as_int, as_list, as_object, as_str, type_error
+from webhook.rules.slices.attributes import has_list_attribute
+from webhook.rules.slices.common import (
     not_supported_value,
     validate_driver_name,
     validate_fully_qualified_name,
@@ -41,17 +39,13 @@ from webhook.rules.slice_common import (
     validate_pool_name,
     validate_required_label,
 )
-from webhook.rules.slice_devices import has_list_attribute, validate_counters, validate_device
-from webhook.rules.slice_mutate import mutate_slice
+from webhook.rules.slices.devices import validate_counters_member, validate_device
+from webhook.rules.slices.mutate import mutate_slice
 
-GROUP = "resource.k8s.io"
-KIND = "ResourceSlice"
-NAMESPACED = False
-
-MAX_DEVICES = 128
-MAX_DEVICES_ADVANCED = 64  # with taints, counter consumption or list-typed attributes
-MAX_COUNTER_SETS = 8
-MAX_COUNTERS_PER_SET = 32
+DEVICES_MAX = 128
+DEVICES_ADVANCED_MAX = 64  # with taints, counter consumption or list-typed attributes
+COUNTER_SETS_MAX = 8
+COUNTERS_PER_SET_MAX = 32
 SKIP_OPERATIONS = ["*", "NodePrepareResources", "NodeUnprepareResources"]
 NODE_SELECTION = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
 
@@ -101,7 +95,7 @@ def _guarded(fn: Callable[[], list[FieldError]]) -> list[FieldError]:
 
 def _validate(obj: Any, old: dict[str, Any] | None, ctx: RuleContext) -> list[FieldError]:
     if not isinstance(obj, dict):
-        return [type_invalid("", "<value>", "must be an object")]
+        return [type_error("", obj, "object")]
     errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=False)
     if old is not None:
         errs.extend(_meta_update(obj.get("metadata"), old.get("metadata")))
@@ -224,8 +218,8 @@ def _device_limit(devices: list[Any]) -> int:
             continue
         taints, cc = d.get("taints"), d.get("consumesCounters")
         if (isinstance(taints, list) and taints) or (isinstance(cc, list) and cc) or has_list_attribute(d):
-            return MAX_DEVICES_ADVANCED
-    return MAX_DEVICES
+            return DEVICES_ADVANCED_MAX
+    return DEVICES_MAX
 
 
 def _validate_devices(spec: dict[str, Any], old: dict[str, Any] | None, ctx: RuleContext) -> list[FieldError]:
@@ -238,25 +232,33 @@ def _validate_devices(spec: dict[str, Any], old: dict[str, Any] | None, ctx: Rul
     if len(devices) > limit:
         return [too_many(path, len(devices), limit)]
     per_device = spec.get("perDeviceNodeSelection") is True
-    fractional = ctx.gates.enabled("DRAFractionalCapacityRange")
+    fractional = ctx.gates.enabled(Gate.DRA_FRACTIONAL_CAPACITY_RANGE)
     old_devices: dict[str, dict[str, Any]] = {}
     if old is not None and isinstance(old.get("devices"), list):
         for d in old["devices"]:
             if isinstance(d, dict) and isinstance(d.get("name"), str):
                 old_devices.setdefault(d["name"], d)
     names: list[Any] = []
-    for i, dev in enumerate(devices):
-        dp = path.index(i)
-        d = as_object(dev, dp, errs)
+    for dp, d, name in _named(devices, path, errs, names):
+        prev = old_devices.get(name) if isinstance(name, str) else None
+        errs.extend(validate_device(d, prev, dp, per_device, fractional))
+    return errs + duplicates_by(names, path, key=lambda n: n)
+
+
+def _named(items: list[Any], path: FieldPath, errs: list[FieldError],
+           names: list[Any]) -> Iterator[tuple[FieldPath, dict[str, Any], Any]]:
+    """(path, entry, name) of each object entry of a list keyed by ``name``, in order; a type
+    error for an entry that is not an object. ``names`` collects the keys for ``duplicates_by``
+    (None: not an object, "": no string name)."""
+    for i, item in enumerate(items):
+        p = path.index(i)
+        d = as_object(item, p, errs)
         if d is None:
             names.append(None)
             continue
         name = d.get("name")
         names.append(name if isinstance(name, str) else "")
-        prev = old_devices.get(name) if isinstance(name, str) else None
-        errs.extend(validate_device(d, prev, dp, per_device, fractional))
-    errs.extend(duplicates_by(names, path, key=lambda n: n))  # later entries; None = not an object
-    return errs
+        yield p, d, name
 
 
 def _validate_shared_counters(value: Any, path: FieldPath) -> list[FieldError]:
@@ -264,28 +266,13 @@ def _validate_shared_counters(value: Any, path: FieldPath) -> list[FieldError]:
     sets = as_list(value, path, errs)
     if not sets:
         return errs
-    if len(sets) > MAX_COUNTER_SETS:
-        return [too_many(path, len(sets), MAX_COUNTER_SETS)]
+    if len(sets) > COUNTER_SETS_MAX:
+        return [too_many(path, len(sets), COUNTER_SETS_MAX)]
     names: list[Any] = []
-    for i, cs in enumerate(sets):
-        sp = path.index(i)
-        c = as_object(cs, sp, errs)
-        if c is None:
-            names.append(None)
-            continue
-        name = c.get("name")
-        names.append(name if isinstance(name, str) else "")
+    for sp, c, name in _named(sets, path, errs, names):
         errs.extend(validate_required_label(name, sp.child("name")))
-        counters = c.get("counters")
-        if not counters:
-            if counters is not None and not isinstance(counters, dict):
-                errs.append(type_invalid(sp.child("counters"), "<value>", "must be an object"))
-            else:
-                errs.append(required(sp.child("counters")))
-        else:
-            errs.extend(validate_counters(counters, sp.child("counters"), MAX_COUNTERS_PER_SET))
-    errs.extend(duplicates_by(names, path, key=lambda n: n))  # later entries; None = not an object
-    return errs
+        errs.extend(validate_counters_member(c.get("counters"), sp.child("counters"), COUNTERS_PER_SET_MAX))
+    return errs + duplicates_by(names, path, key=lambda n: n)
 
 
 def _consumes_counters(dev: Any) -> bool:
@@ -347,7 +334,7 @@ def _skip_node_operations(
     if not ops:
         return errs
     unchanged = old is not None and old.get("skipNodeOperations") == spec.get("skipNodeOperations")
-    if not ctx.gates.enabled("DRAOptionalNodeOperations") and not unchanged:
+    if not ctx.gates.enabled(Gate.DRA_OPTIONAL_NODE_OPERATIONS) and not unchanged:
         errs.append(forbidden(path, "disabled by feature gate DRAOptionalNodeOperations"))
     if not unchanged:
         seen: set[str] = set()
@@ -368,3 +355,10 @@ def _skip_node_operations(
             )
         )
     return errs
+
+
+RULES = KindRules(
+    group="resource.k8s.io", kind="ResourceSlice", versions=("v1",), namespaced=False,
+    plural="resourceslices", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
+    validate_update=validate_update, warnings=warnings,
+)

@@ -25,41 +25,26 @@ from webhook.fielderrors import (
     too_long,
     too_many,
 )
+from webhook.gates import Gate
 from webhook.rules.context import RuleContext
 from webhook.rules.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name
+from webhook.rules.shape import is_set, mapping, shorten, type_error
 
 GROUP = "scheduling.k8s.io"
 SERVED_VERSION = "scheduling.k8s.io/v1beta1"
 
-MAX_RESOURCE_CLAIMS = 4
-MAX_TOPOLOGY_CONSTRAINTS = 1
+RESOURCE_CLAIMS_MAX = 4
+TOPOLOGY_CONSTRAINTS_MAX = 1
 HIGHEST_USER_PRIORITY = 1_000_000_000
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
 
-GATE_GENERIC = "GenericWorkload"
-GATE_CLAIMS = "DRAWorkloadResourceClaims"
-GATE_TOPOLOGY = "TopologyAwareWorkloadScheduling"
-GATE_COMPOSITE = "CompositePodGroup"
-GATE_PREEMPTION = "PodGroupPreemptionPolicy"
 
 _MISSING = object()
 Validator = Callable[[Any, FieldPath], list[FieldError]]
 
 
 # --- small shape helpers -------------------------------------------------------------------
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """``value`` when it is a mapping, else an empty dict (wrong types are reported elsewhere)."""
-    return value if isinstance(value, dict) else {}
-
-
-def is_set(value: Any) -> bool:
-    """Upstream's "non-zero" test for optional pointer/list members (null and [] are unset)."""
-    if value is None or value is _MISSING:
-        return False
-    return not (isinstance(value, list) and not value)
 
 
 def changed(new: Mapping[str, Any], old: Mapping[str, Any] | None, key: str) -> bool:
@@ -69,22 +54,17 @@ def changed(new: Mapping[str, Any], old: Mapping[str, Any] | None, key: str) -> 
     return new.get(key) != old.get(key)
 
 
-def shorten(text: str, limit: int = 40) -> str:
-    """Keep names inside warnings short (warnings must stay ≤ 120 characters)."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 # --- scalar checks -------------------------------------------------------------------------
 
 
 def check_object(value: Any, path: FieldPath) -> list[FieldError]:
-    return [] if isinstance(value, dict) else [invalid(path, value, "must be an object")]
+    return [] if isinstance(value, dict) else [type_error(path, value, "object")]
 
 
 def check_int32(value: Any, path: FieldPath) -> list[FieldError]:
     """A JSON integer that fits in int32 (bools and floats are not integers)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        return [invalid(path, value, "must be an integer")]
+        return [type_error(path, value, "integer")]
     if not INT32_MIN <= value <= INT32_MAX:
         return [invalid(path, value, "must be a 32-bit integer")]
     return []
@@ -96,7 +76,7 @@ def check_name(value: Any, path: FieldPath, check: Callable[[str], list[str]], *
     if value is None or (value == "" and required_):
         return [required(path)] if required_ else []
     if not isinstance(value, str):
-        return [invalid(path, value, "must be a string")]
+        return [type_error(path, value, "string")]
     return [invalid(path, value, m) for m in check(value)]
 
 
@@ -124,7 +104,7 @@ def check_list(value: Any, path: FieldPath, limit: int) -> tuple[list[Any], list
     if value is None:
         return [], []
     if not isinstance(value, list):
-        return [], [invalid(path, value, "must be a list")]
+        return [], [type_error(path, value, "array")]
     if len(value) > limit:
         return [], [too_many(path, len(value), limit)]
     return value, []
@@ -144,7 +124,7 @@ def validate_scheduling_policy(policy: Any, path: FieldPath, *, count_field: str
     if policy is None:
         return [invalid(path, "", "must specify one of: basic, gang")]
     if not isinstance(policy, dict):
-        return [invalid(path, policy, "must be an object")]
+        return [type_error(path, policy, "object")]
     errs = check_union(policy, path, ("basic", "gang"))
     basic = policy.get("basic")
     if is_set(basic):
@@ -152,7 +132,7 @@ def validate_scheduling_policy(policy: Any, path: FieldPath, *, count_field: str
     gang = policy.get("gang")
     if is_set(gang):
         if not isinstance(gang, dict):
-            errs.append(invalid(path.child("gang"), gang, "must be an object"))
+            errs.append(type_error(path.child("gang"), gang, "object"))
         else:
             errs += validate_positive_count(gang.get(count_field), path.child("gang", count_field))
     return errs
@@ -170,7 +150,7 @@ def validate_positive_count(value: Any, path: FieldPath) -> list[FieldError]:
 
 def validate_scheduling_policy_update(new: Any, old: Any, path: FieldPath) -> list[FieldError]:
     """PG-POL-U1/U2: ``basic`` immutable; ``gang`` can be neither set nor unset (minCount mutable)."""
-    new_p, old_p = as_dict(new), as_dict(old)
+    new_p, old_p = mapping(new), mapping(old)
     errs: list[FieldError] = []
     if is_set(new_p.get("basic")) != is_set(old_p.get("basic")):
         errs.append(immutable(path.child("basic"), new_p.get("basic")))
@@ -190,13 +170,13 @@ def validate_scheduling_constraints(value: Any, path: FieldPath) -> list[FieldEr
     if value is None:
         return []
     if not isinstance(value, dict):
-        return [invalid(path, value, "must be an object")]
+        return [type_error(path, value, "object")]
     tpath = path.child("topology")
-    items, errs = check_list(value.get("topology"), tpath, MAX_TOPOLOGY_CONSTRAINTS)
+    items, errs = check_list(value.get("topology"), tpath, TOPOLOGY_CONSTRAINTS_MAX)
     for i, item in enumerate(items):
         ipath = tpath.index(i)
         if not isinstance(item, dict):
-            errs.append(invalid(ipath, item, "must be an object"))
+            errs.append(type_error(ipath, item, "object"))
             continue
         errs += check_name(item.get("key"), ipath.child("key"), is_qualified_name, required_=True)
     return errs
@@ -204,12 +184,12 @@ def validate_scheduling_constraints(value: Any, path: FieldPath) -> list[FieldEr
 
 def validate_resource_claims(value: Any, path: FieldPath) -> list[FieldError]:
     """PG-RC-1..5: ≤ 4 entries, unique DNS-label names, exactly one claim/template name."""
-    items, errs = check_list(value, path, MAX_RESOURCE_CLAIMS)
+    items, errs = check_list(value, path, RESOURCE_CLAIMS_MAX)
     errs += map_list_duplicates(items, path)
     for i, item in enumerate(items):
         ipath = path.index(i)
         if not isinstance(item, dict):
-            errs.append(invalid(ipath, item, "must be an object"))
+            errs.append(type_error(ipath, item, "object"))
             continue
         errs += check_short_name(item.get("name"), ipath.child("name"), required_=True)
         errs += claim_union(item, ipath)
@@ -237,7 +217,7 @@ def validate_disruption_mode(value: Any, path: FieldPath) -> list[FieldError]:
     if value is None:
         return []
     if not isinstance(value, dict):
-        return [invalid(path, value, "must be an object")]
+        return [type_error(path, value, "object")]
     errs = check_union(value, path, ("single", "all"))
     for member in ("single", "all"):
         if is_set(value.get(member)):
@@ -259,8 +239,8 @@ def validate_preemption_policy(value: Any, path: FieldPath, ctx: RuleContext) ->
     """PG-PP-1/2: Forbidden while PodGroupPreemptionPolicy is off; else one of two values."""
     if value is None:
         return []
-    if not ctx.gates.enabled(GATE_PREEMPTION):
-        return [forbidden(path, f"requires feature gate {GATE_PREEMPTION}")]
+    if not ctx.gates.enabled(Gate.POD_GROUP_PREEMPTION_POLICY):
+        return [forbidden(path, f"requires feature gate {Gate.POD_GROUP_PREEMPTION_POLICY}")]
     if value not in PREEMPTION_POLICIES:
         return [not_supported(path, value, PREEMPTION_POLICIES)]
     return []
@@ -280,8 +260,8 @@ def validate_group_fields(spec: Mapping[str, Any], path: FieldPath, ctx: RuleCon
         errs += validate_scheduling_policy(spec.get("schedulingPolicy"), path.child("schedulingPolicy"))
     if changed(spec, old, "schedulingConstraints") and spec.get("schedulingConstraints") is not None:
         cpath = path.child("schedulingConstraints")
-        if not ctx.gates.enabled(GATE_TOPOLOGY):
-            errs.append(forbidden(cpath, f"requires feature gate {GATE_TOPOLOGY}"))
+        if not ctx.gates.enabled(Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING):
+            errs.append(forbidden(cpath, f"requires feature gate {Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING}"))
         else:
             errs += validate_scheduling_constraints(spec["schedulingConstraints"], cpath)
     if changed(spec, old, "resourceClaims"):
@@ -311,7 +291,7 @@ def validate_group_fields_update(new: Mapping[str, Any], old: Mapping[str, Any],
     errs = validate_scheduling_policy_update(new.get("schedulingPolicy"), old.get("schedulingPolicy"),
                                              path.child("schedulingPolicy"))
     if new.get("schedulingConstraints") != old.get("schedulingConstraints") and (
-            constraints_always_immutable or ctx.gates.enabled(GATE_TOPOLOGY)):
+            constraints_always_immutable or ctx.gates.enabled(Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)):
         errs.append(immutable(path.child("schedulingConstraints"), new.get("schedulingConstraints")))
     for key in IMMUTABLE_GROUP_FIELDS:
         if _norm(new.get(key, _MISSING), key) != _norm(old.get(key, _MISSING), key):
@@ -342,13 +322,13 @@ def validate_conditions(value: Any, path: FieldPath) -> list[FieldError]:
     if value is None:
         return []
     if not isinstance(value, list):
-        return [invalid(path, value, "must be a list")]
+        return [type_error(path, value, "array")]
     errs: list[FieldError] = []
     seen: set[str] = set()
     for i, cond in enumerate(value):
         cpath = path.index(i)
         if not isinstance(cond, dict):
-            errs.append(invalid(cpath, cond, "must be an object"))
+            errs.append(type_error(cpath, cond, "object"))
             continue
         ctype = cond.get("type")
         errs += check_name(ctype if ctype is not None else "", cpath.child("type"), is_qualified_name,
@@ -362,7 +342,7 @@ def validate_conditions(value: Any, path: FieldPath) -> list[FieldError]:
         gen = cond.get("observedGeneration")
         if gen is not None:
             gerrs = [] if isinstance(gen, int) and not isinstance(gen, bool) else [
-                invalid(cpath.child("observedGeneration"), gen, "must be an integer")]
+                type_error(cpath.child("observedGeneration"), gen, "integer")]
             if not gerrs and gen < 0:
                 gerrs.append(invalid(cpath.child("observedGeneration"), gen,
                                      "must be greater than or equal to zero"))
@@ -373,7 +353,7 @@ def validate_conditions(value: Any, path: FieldPath) -> list[FieldError]:
         if not reason:
             errs.append(required(cpath.child("reason"), "must be set"))
         elif not isinstance(reason, str):
-            errs.append(invalid(cpath.child("reason"), reason, "must be a string"))
+            errs.append(type_error(cpath.child("reason"), reason, "string"))
         else:
             if not _REASON_RE.match(reason):
                 errs.append(invalid(cpath.child("reason"), reason, (
@@ -393,9 +373,9 @@ def validate_conditions(value: Any, path: FieldPath) -> list[FieldError]:
 
 def gate_off_warning(ctx: RuleContext, what: str, verb: str = "does not serve") -> list[str]:
     """The one warning that says a default 1.37 apiserver would not serve (or would drop) ``what``."""
-    if ctx.gates.enabled(GATE_GENERIC):
+    if ctx.gates.enabled(Gate.GENERIC_WORKLOAD):
         return []
-    return [f"{GATE_GENERIC} feature gate is off (1.37 default): the apiserver {verb} {what}"]
+    return [f"{Gate.GENERIC_WORKLOAD} feature gate is off (1.37 default): the apiserver {verb} {what}"]
 
 
 def unknown_field_warnings(spec: Any, known: frozenset[str], prefix: str = "spec") -> list[str]:

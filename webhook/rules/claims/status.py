@@ -18,12 +18,11 @@ from webhook.fielderrors import (
     not_supported,
     required,
 )
+from webhook.gates import Gate
 from webhook.patch import op_remove
-from webhook.rules.claim_common import (
+from webhook.rules.claims.common import (
     CONFIG_MAX,
     RequestNames,
-    as_dict,
-    as_list,
     duplicates,
     validate_device_name,
     validate_opaque_config,
@@ -32,13 +31,14 @@ from webhook.rules.claim_common import (
     validate_request_refs,
     within,
 )
-from webhook.rules.claim_mutate import strip_warning
+from webhook.rules.claims.mutate import strip_warning
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.names import is_uuid, validate_csi_driver_name
+from webhook.rules.shape import as_list, as_object
+from webhook.rules.slices.devices import BINDING_CONDITIONS_MAX
 
 RESERVED_FOR_MAX = 256
 RESULTS_MAX = 32
-BINDING_CONDITIONS_MAX = 4
 UID_MSG = ("uid must be in RFC 4122 normalized form, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with "
            "lowercase hexadecimal characters")
 CONFIG_SOURCES = ("FromClaim", "FromClass")
@@ -48,10 +48,10 @@ STATUS = FieldPath.root("status")
 def validate_status_update(obj: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
     """RC-ST-1..8 for an UPDATE of the status subresource."""
     errs: list[FieldError] = []
-    status = as_dict(obj.get("status"), STATUS, errs) or {}
+    status = as_object(obj.get("status"), STATUS, errs) or {}
     old_status = old_status_raw if isinstance(old_status_raw := old.get("status"), dict) else {}
     rp = STATUS.child("reservedFor")
-    reserved = as_list(status.get("reservedFor"), rp, errs)
+    reserved = as_list(status.get("reservedFor"), rp, errs) or []
     if within(reserved, RESERVED_FOR_MAX, rp, errs):
         for i, ref in enumerate(reserved):
             errs.extend(_validate_consumer(ref, rp.index(i)))
@@ -75,7 +75,7 @@ def validate_status_update(obj: dict[str, Any], old: dict[str, Any]) -> list[Fie
 
 def _validate_consumer(value: Any, path: FieldPath) -> list[FieldError]:
     errs: list[FieldError] = []
-    ref = as_dict(value, path, errs)
+    ref = as_object(value, path, errs)
     if ref is None:
         return errs
     for key in ("resource", "name", "uid"):
@@ -86,22 +86,22 @@ def _validate_consumer(value: Any, path: FieldPath) -> list[FieldError]:
 
 def _validate_allocation(value: Any, path: FieldPath, names: RequestNames) -> list[FieldError]:
     errs: list[FieldError] = []
-    alloc = as_dict(value, path, errs)
+    alloc = as_object(value, path, errs)
     if alloc is None:
         return errs
     dp = path.child("devices")
-    devices = as_dict(alloc.get("devices"), dp, errs) or {}
+    devices = as_object(alloc.get("devices"), dp, errs) or {}
     resp = dp.child("results")
-    results = as_list(devices.get("results"), resp, errs)
+    results = as_list(devices.get("results"), resp, errs) or []
     if within(results, RESULTS_MAX, resp, errs):
         for i, res in enumerate(results):
             errs.extend(_validate_result(res, resp.index(i), names))
     cfp = dp.child("config")
-    configs = as_list(devices.get("config"), cfp, errs)
+    configs = as_list(devices.get("config"), cfp, errs) or []
     if within(configs, 2 * CONFIG_MAX, cfp, errs):
         for i, cfg in enumerate(configs):
             p = cfp.index(i)
-            cfg_d = as_dict(cfg, p, errs)
+            cfg_d = as_object(cfg, p, errs)
             if cfg_d is None:
                 continue
             src = cfg_d.get("source")
@@ -117,7 +117,7 @@ def _validate_allocation(value: Any, path: FieldPath, names: RequestNames) -> li
 def _validate_result(value: Any, path: FieldPath, names: RequestNames) -> list[FieldError]:
     """RC-ST-4/5: one allocation result."""
     errs: list[FieldError] = []
-    res = as_dict(value, path, errs)
+    res = as_object(value, path, errs)
     if res is None:
         return errs
     errs.extend(validate_request_ref(res.get("request"), path.child("request"), names))
@@ -128,7 +128,7 @@ def _validate_result(value: Any, path: FieldPath, names: RequestNames) -> list[F
     if share is not None and not (isinstance(share, str) and is_uuid(share)):
         errs.append(invalid(path.child("shareID"), share, UID_MSG))
     for key in ("bindingConditions", "bindingFailureConditions"):
-        items = as_list(res.get(key), path.child(key), errs)
+        items = as_list(res.get(key), path.child(key), errs) or []
         within(items, BINDING_CONDITIONS_MAX, path.child(key), errs)
     return errs
 
@@ -145,7 +145,7 @@ def _validate_device_statuses(value: Any, allocation: Any) -> list[FieldError]:
     """RC-ST-7/8: each status.devices entry names an allocated device, once."""
     errs: list[FieldError] = []
     path = STATUS.child("devices")
-    entries = as_list(value, path, errs)
+    entries = as_list(value, path, errs) or []
     allocated: set[tuple[Any, ...]] = set()
     if isinstance(allocation, dict) and isinstance(allocation.get("devices"), dict):
         for r in allocation["devices"].get("results") or []:
@@ -154,7 +154,7 @@ def _validate_device_statuses(value: Any, allocation: Any) -> list[FieldError]:
     keys: list[Any] = []
     for i, d in enumerate(entries):
         p = path.index(i)
-        dev = as_dict(d, p, errs)
+        dev = as_object(d, p, errs)
         if dev is None:
             keys.append(None)
             continue
@@ -192,7 +192,7 @@ def plan_status_strips(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContex
     rbase = STATUS.child("allocation", "devices", "results")
     old_results = _old_results(old_status)
 
-    def drop(gate: str, members: tuple[str, ...], in_use: bool, also_devices: bool = False) -> None:
+    def drop(gate: Gate, members: tuple[str, ...], in_use: bool, also_devices: bool = False) -> None:
         if ctx.gates.enabled(gate) or in_use:
             return
         removed: list[str] = []
@@ -211,18 +211,18 @@ def plan_status_strips(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContex
         if removed:
             out.warnings.append(strip_warning(gate, removed))
 
-    drop("DRAAdminAccess", ("adminAccess",), any(r.get("adminAccess") is not None for r in old_results))
+    drop(Gate.DRA_ADMIN_ACCESS, ("adminAccess",), any(r.get("adminAccess") is not None for r in old_results))
     cc_in_use = any(r.get("shareID") is not None or r.get("consumedCapacity") is not None
                     for r in old_results)
-    drop("DRAConsumableCapacity", ("shareID", "consumedCapacity"), cc_in_use, also_devices=True)
-    drop("DRADeviceBindingConditions", ("bindingConditions", "bindingFailureConditions"),
+    drop(Gate.DRA_CONSUMABLE_CAPACITY, ("shareID", "consumedCapacity"), cc_in_use, also_devices=True)
+    drop(Gate.DRA_DEVICE_BINDING_CONDITIONS, ("bindingConditions", "bindingFailureConditions"),
          any(r.get("bindingConditions") is not None or r.get("bindingFailureConditions") is not None
              for r in old_results))
-    if not ctx.gates.enabled("DRAResourceClaimDeviceStatus") and status.get("devices") is not None \
+    if not ctx.gates.enabled(Gate.DRA_RESOURCE_CLAIM_DEVICE_STATUS) and status.get("devices") is not None \
             and not old_status.get("devices"):
         out.ops = [o for o in out.ops if not o["path"].startswith("/status/devices/")]
         out.ops.append(op_remove(STATUS.child("devices")))
-        out.warnings.append(strip_warning("DRAResourceClaimDeviceStatus", ["status.devices"]))
+        out.warnings.append(strip_warning(Gate.DRA_RESOURCE_CLAIM_DEVICE_STATUS, ["status.devices"]))
     return out
 
 

@@ -11,21 +11,19 @@ import copy
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, duplicate, forbidden, immutable, invalid
+from webhook.gates import Gate
 from webhook.patch import op_remove
-from webhook.rules import scheduling_common as sc
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.kind import KindRules
 from webhook.rules.names import is_path_segment_name, validate_object_meta
-
-GROUP = sc.GROUP
-VERSIONS = ("v1beta1",)
-KIND = "Workload"
-NAMESPACED = True
+from webhook.rules.scheduling import common as sc
+from webhook.rules.shape import is_set, mapping, strip_warning, type_error
 
 SPEC = FieldPath.root("spec")
 PGT = SPEC.child("podGroupTemplates")
 CPGT = SPEC.child("compositePodGroupTemplates")
-MAX_TEMPLATES = 8
-MAX_TREE_DEPTH = 4
+TEMPLATES_MAX = 8
+TREE_DEPTH_MAX = 4
 # Composite trees deeper than this are not walked any further (the depth rule already fails
 # at 4); it keeps hostile nesting from exhausting the Python stack.
 _WALK_LIMIT = 12
@@ -47,30 +45,31 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
     is kept on UPDATE; templates inside compositePodGroupTemplates are not touched.
     """
     out = Mutation()
-    spec = sc.as_dict(obj.get("spec")) if isinstance(obj, dict) else {}
+    spec = mapping(obj.get("spec")) if isinstance(obj, dict) else {}
     templates = spec.get("podGroupTemplates")
     if not isinstance(templates, list):
         return out
-    old_spec = sc.as_dict(sc.as_dict(ctx.old).get("spec")) if ctx.is_update() else {}
+    old_spec = mapping(mapping(ctx.old).get("spec")) if ctx.is_update() else {}
     old_templates = old_spec.get("podGroupTemplates")
     old_templates = old_templates if isinstance(old_templates, list) else []
-    dropped = {sc.GATE_TOPOLOGY: 0, sc.GATE_CLAIMS: 0}
+    dropped = {Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING: 0, Gate.DRA_WORKLOAD_RESOURCE_CLAIMS: 0}
     for i, tmpl in enumerate(templates):
         if not isinstance(tmpl, dict):
             continue
-        old_t = sc.as_dict(old_templates[i]) if i < len(old_templates) else {}
+        old_t = mapping(old_templates[i]) if i < len(old_templates) else {}
         path = PGT.index(i)
-        if "schedulingConstraints" in tmpl and not ctx.gates.enabled(sc.GATE_TOPOLOGY) \
+        if "schedulingConstraints" in tmpl and not ctx.gates.enabled(Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING) \
                 and old_t.get("schedulingConstraints") is None:
             out.ops.append(op_remove(path.child("schedulingConstraints")))
-            dropped[sc.GATE_TOPOLOGY] += tmpl["schedulingConstraints"] is not None
-        if "resourceClaims" in tmpl and not ctx.gates.enabled(sc.GATE_CLAIMS) \
-                and not sc.is_set(old_t.get("resourceClaims")):
+            dropped[Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING] += tmpl["schedulingConstraints"] is not None
+        if "resourceClaims" in tmpl and not ctx.gates.enabled(Gate.DRA_WORKLOAD_RESOURCE_CLAIMS) \
+                and not is_set(old_t.get("resourceClaims")):
             out.ops.append(op_remove(path.child("resourceClaims")))
-            dropped[sc.GATE_CLAIMS] += sc.is_set(tmpl["resourceClaims"])
-    for gate, field in ((sc.GATE_TOPOLOGY, "schedulingConstraints"), (sc.GATE_CLAIMS, "resourceClaims")):
+            dropped[Gate.DRA_WORKLOAD_RESOURCE_CLAIMS] += is_set(tmpl["resourceClaims"])
+    for gate, field in ((Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, "schedulingConstraints"),
+                        (Gate.DRA_WORKLOAD_RESOURCE_CLAIMS, "resourceClaims")):
         if dropped[gate]:
-            out.warnings.append(f"{gate} is off: dropped {field} from {dropped[gate]} podGroupTemplates")
+            out.warnings.append(strip_warning(gate, f"{field} from {dropped[gate]} podGroupTemplates"))
     return out
 
 
@@ -80,13 +79,13 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
 def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
     """CREATE: metadata, the union, the template lists and the hand-written tree rules."""
     if not isinstance(obj, dict):
-        return [invalid(FieldPath.root(), obj, "must be an object")]
+        return [type_error(FieldPath.root(), obj, "object")]
     errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
     spec = obj.get("spec")
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
-        return errs + [invalid(SPEC, spec, "must be an object")]
+        return errs + [type_error(SPEC, spec, "object")]
     return errs + validate_spec(spec, ctx) + validate_tree(spec)
 
 
@@ -104,8 +103,8 @@ def validate_spec(spec: dict[str, Any], ctx: RuleContext, old: dict[str, Any] | 
                                    old_list if isinstance(old_list, list) else None)
     if sc.changed(spec, old, "compositePodGroupTemplates") and \
             spec.get("compositePodGroupTemplates") is not None:
-        if not ctx.gates.enabled(sc.GATE_COMPOSITE):
-            errs.append(forbidden(CPGT, f"requires feature gate {sc.GATE_COMPOSITE}"))
+        if not ctx.gates.enabled(Gate.COMPOSITE_POD_GROUP):
+            errs.append(forbidden(CPGT, f"requires feature gate {Gate.COMPOSITE_POD_GROUP}"))
         else:
             errs += validate_composite_templates(spec["compositePodGroupTemplates"], CPGT, ctx, 1)
     return errs
@@ -117,13 +116,13 @@ def validate_templates(value: Any, path: FieldPath, ctx: RuleContext,
 
     With ``old``, a template equal to the old template of the same name is skipped (ratcheting).
     """
-    items, errs = sc.check_list(value, path, MAX_TEMPLATES)
+    items, errs = sc.check_list(value, path, TEMPLATES_MAX)
     errs += sc.map_list_duplicates(items, path)
     old_by_name = _by_name(old or [])
     for i, tmpl in enumerate(items):
         ipath = path.index(i)
         if not isinstance(tmpl, dict):
-            errs.append(invalid(ipath, tmpl, "must be an object"))
+            errs.append(type_error(ipath, tmpl, "object"))
             continue
         name = tmpl.get("name")
         prev = old_by_name.get(name) if isinstance(name, str) else None
@@ -137,12 +136,12 @@ def validate_templates(value: Any, path: FieldPath, ctx: RuleContext,
 def validate_composite_templates(value: Any, path: FieldPath, ctx: RuleContext, depth: int
                                  ) -> list[FieldError]:
     """WL-CPG-1 (gate on): ≤ 8 composite templates, unique names, policy union, children lists."""
-    items, errs = sc.check_list(value, path, MAX_TEMPLATES)
+    items, errs = sc.check_list(value, path, TEMPLATES_MAX)
     errs += sc.map_list_duplicates(items, path)
     for i, tmpl in enumerate(items):
         ipath = path.index(i)
         if not isinstance(tmpl, dict):
-            errs.append(invalid(ipath, tmpl, "must be an object"))
+            errs.append(type_error(ipath, tmpl, "object"))
             continue
         errs += sc.check_short_name(tmpl.get("name"), ipath.child("name"), required_=True)
         errs += sc.validate_scheduling_policy(tmpl.get("schedulingPolicy"), ipath.child("schedulingPolicy"),
@@ -161,7 +160,7 @@ def validate_controller_ref(ref: Any, path: FieldPath) -> list[FieldError]:
     if ref is None:
         return []
     if not isinstance(ref, dict):
-        return [invalid(path, ref, "must be an object")]
+        return [type_error(path, ref, "object")]
     errs = sc.check_long_name(ref.get("apiGroup") or None, path.child("apiGroup"))
     for key in ("kind", "name"):
         errs += sc.check_name(ref.get(key), path.child(key), is_path_segment_name, required_=True)
@@ -234,12 +233,12 @@ def _composite_list_names(value: Any, path: FieldPath, names: set[Any], depth: i
 def _depth(spec: dict[str, Any]) -> list[FieldError]:
     """WL-HW-2: a top-level composite template whose composite chain reaches depth 4 is Invalid."""
     def fits(cpg: dict[str, Any], depth: int) -> bool:
-        if depth >= MAX_TREE_DEPTH:
+        if depth >= TREE_DEPTH_MAX:
             return False
         return all(fits(c, depth + 1) for c in _dicts(cpg.get("compositePodGroupTemplates")))
 
     return [invalid(CPGT.index(i), cpg.get("compositePodGroupTemplates"),
-                    f"maximum template hierarchy depth is {MAX_TREE_DEPTH}")
+                    f"maximum template hierarchy depth is {TREE_DEPTH_MAX}")
             for i, cpg in _dict_items(spec.get("compositePodGroupTemplates")) if not fits(cpg, 1)]
 
 
@@ -276,7 +275,7 @@ def _priority(spec: dict[str, Any]) -> list[FieldError]:
 def _has_child(cpg: dict[str, Any], path: FieldPath, depth: int) -> list[FieldError]:
     """WL-HW-5: every composite template has at least one child template."""
     errs: list[FieldError] = []
-    if not sc.is_set(cpg.get("podGroupTemplates")) and not sc.is_set(cpg.get("compositePodGroupTemplates")):
+    if not is_set(cpg.get("podGroupTemplates")) and not is_set(cpg.get("compositePodGroupTemplates")):
         errs.append(invalid(path, cpg.get("name"),
                             "must have at least one child PodGroupTemplate or CompositePodGroupTemplate"))
     if depth < _WALK_LIMIT:
@@ -291,14 +290,14 @@ def _has_child(cpg: dict[str, Any], path: FieldPath, depth: int) -> list[FieldEr
 def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
     """UPDATE: ratcheted declarative rules, immutability, no template add/remove, tree rules."""
     if not isinstance(obj, dict):
-        return [invalid(FieldPath.root(), obj, "must be an object")]
+        return [type_error(FieldPath.root(), obj, "object")]
     errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
     spec = obj.get("spec")
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
-        return errs + [invalid(SPEC, spec, "must be an object")]
-    old_spec = sc.as_dict(sc.as_dict(old).get("spec"))
+        return errs + [type_error(SPEC, spec, "object")]
+    old_spec = mapping(mapping(old).get("spec"))
     errs += validate_spec(spec, ctx, old_spec)
     if spec.get("controllerRef") != old_spec.get("controllerRef"):
         errs.append(immutable(SPEC.child("controllerRef"), spec.get("controllerRef")))
@@ -315,7 +314,7 @@ def _none_if_empty(value: Any) -> Any:
 
 def _templates_update(new: Any, old: Any, ctx: RuleContext) -> list[FieldError]:
     """WL-PGT-U1/U2 and per-template immutability, templates matched by name."""
-    if not isinstance(new, list) or len(new) > MAX_TEMPLATES:
+    if not isinstance(new, list) or len(new) > TEMPLATES_MAX:
         return []
     old_by_name = _by_name(old if isinstance(old, list) else [])
     errs: list[FieldError] = []
@@ -344,3 +343,10 @@ def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     out = sc.gate_off_warning(ctx, "scheduling.k8s.io/v1beta1 Workload")
     spec = obj.get("spec") if isinstance(obj, dict) else None
     return out + sc.unknown_field_warnings(spec, KNOWN_SPEC_FIELDS)
+
+
+RULES = KindRules(
+    group=sc.GROUP, kind="Workload", versions=("v1beta1",), namespaced=True,
+    plural="workloads", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
+    validate_update=validate_update, warnings=warnings,
+)

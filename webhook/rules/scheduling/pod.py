@@ -10,13 +10,10 @@ import copy
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, forbidden, invalid
-from webhook.rules import scheduling_common as sc
 from webhook.rules.context import Mutation, RuleContext
-
-GROUP = ""
-VERSIONS = ("v1",)
-KIND = "Pod"
-NAMESPACED = True
+from webhook.rules.kind import KindRules
+from webhook.rules.scheduling import common as sc
+from webhook.rules.shape import mapping, shorten, type_error
 
 SPEC = FieldPath.root("spec")
 SG = SPEC.child("schedulingGroup")
@@ -49,7 +46,7 @@ def validate_scheduling_group(sg: Any, path: FieldPath) -> list[FieldError]:
     if sg is None:
         return []
     if not isinstance(sg, dict):
-        return [invalid(path, sg, "must be an object")]
+        return [type_error(path, sg, "object")]
     name = sg.get("podGroupName")
     if name is None:
         return [invalid(path, "", "must specify exactly one of: podGroupName")]
@@ -105,27 +102,27 @@ def podgroup_claim_mismatch_warnings(pod: dict[str, Any], podgroup: dict[str, An
     sg = scheduling_group(pod)
     if not isinstance(sg, dict) or not isinstance(sg.get("podGroupName"), str):
         return []
-    pg_name = sc.shorten(sg["podGroupName"])
-    own = _claims(sc.as_dict(pod.get("spec")))
+    pg_name = shorten(sg["podGroupName"])
+    own = _claims(mapping(pod.get("spec")))
     if podgroup is None:
         # Only a pod with claims has something to share; others need no note.
         if not own:
             return []
         return [f'PodGroup "{pg_name}" not found in the cluster state; claim sharing not checked']
-    group = _claims(sc.as_dict(podgroup.get("spec") if isinstance(podgroup, dict) else None))
+    group = _claims(mapping(podgroup.get("spec") if isinstance(podgroup, dict) else None))
     if not group:
         return []
     out: list[str] = []
     for name, ref in own.items():
         if name in group:
             if group[name] != ref:
-                out.append(f'pod claim "{sc.shorten(name, 30)}" is not shared: PodGroup "{pg_name}" has '
+                out.append(f'pod claim "{shorten(name, 30)}" is not shared: PodGroup "{pg_name}" has '
                            f"it as {_show(group[name])}")
             continue
         for gname, gref in group.items():
             if ref == gref and ref[0] is not None:
-                out.append(f'pod claim "{sc.shorten(name, 30)}" is not shared: PodGroup names it '
-                           f'"{sc.shorten(gname, 30)}"')
+                out.append(f'pod claim "{shorten(name, 30)}" is not shared: PodGroup names it '
+                           f'"{shorten(gname, 30)}"')
     return out
 
 
@@ -145,4 +142,12 @@ def _show(ref: tuple[str | None, Any]) -> str:
     field, value = ref
     if field is None:
         return "an invalid reference"
-    return f'{field} "{sc.shorten(str(value), 30)}"'
+    return f'{field} "{shorten(str(value), 30)}"'
+
+
+RULES = KindRules(
+    group="", kind="Pod", versions=("v1",), namespaced=True,
+    plural="pods", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
+    validate_update=validate_update, warnings=warnings,
+    state_warnings=state_warnings,
+)

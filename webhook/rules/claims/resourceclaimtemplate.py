@@ -8,17 +8,16 @@ import copy
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, invalid
-from webhook.rules.claim_common import as_dict, validate_map_keys
-from webhook.rules.claim_mutate import default_claim_spec, plan_spec_strips
-from webhook.rules.claim_update import validate_spec_immutable
-from webhook.rules.claimspec import validate_claim_spec
+from webhook.rules.claims.common import validate_map_keys
+from webhook.rules.claims.mutate import default_claim_spec, plan_spec_strips
+from webhook.rules.claims.resourceclaim import ADMIN_ACCESS_WARNING, shape_hints, uses_admin_access
+from webhook.rules.claims.spec import validate_claim_spec
+from webhook.rules.claims.update import validate_spec_immutable
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.kind import KindRules
 from webhook.rules.names import is_label_value, is_qualified_name, validate_object_meta
-from webhook.rules.resourceclaim import ADMIN_ACCESS_WARNING, shape_hints, uses_admin_access
+from webhook.rules.shape import as_object
 
-GROUP = "resource.k8s.io"
-KIND = "ResourceClaimTemplate"
-NAMESPACED = True
 SPEC = FieldPath.root("spec")
 CLAIM_SPEC = SPEC.child("spec")
 
@@ -44,10 +43,10 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
 def validate_template_meta(meta: Any, path: FieldPath) -> list[FieldError]:
     """``ValidateTemplateObjectMeta``: only labels and annotations are checked."""
     errs: list[FieldError] = []
-    m = as_dict(meta, path, errs)
+    m = as_object(meta, path, errs)
     if m is None:
         return errs
-    labels = as_dict(m.get("labels"), path.child("labels"), errs)
+    labels = as_object(m.get("labels"), path.child("labels"), errs)
     errs.extend(validate_map_keys(labels, path.child("labels"), is_qualified_name))
     for v in (labels or {}).values():
         if isinstance(v, str):
@@ -61,7 +60,7 @@ def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
     if not isinstance(obj, dict):
         return []
     errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
-    spec = as_dict(obj.get("spec"), SPEC, errs)
+    spec = as_object(obj.get("spec"), SPEC, errs)
     if spec is None:
         return errs
     errs.extend(validate_template_meta(spec.get("metadata"), SPEC.child("metadata")))
@@ -79,3 +78,11 @@ def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) 
 def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     out = [ADMIN_ACCESS_WARNING] if uses_admin_access(_claim_spec(obj)) else []
     return out + shape_hints(_claim_spec(obj), CLAIM_SPEC)
+
+
+RULES = KindRules(
+    group="resource.k8s.io", kind="ResourceClaimTemplate", versions=("v1",), namespaced=True,
+    plural="resourceclaimtemplates", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
+    validate_update=validate_update, warnings=warnings,
+    feasibility=True, capacity_defaulting=True,
+)

@@ -9,22 +9,20 @@ import copy
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, invalid
+from webhook.gates import Gate
 from webhook.patch import op_remove
-from webhook.rules.claim_common import (
+from webhook.rules.claims.common import (
     CONFIG_MAX,
-    as_dict,
-    as_list,
     validate_opaque_config,
     validate_selectors,
     within,
 )
-from webhook.rules.claim_mutate import strip_warning
+from webhook.rules.claims.mutate import strip_warning
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.kind import KindRules
 from webhook.rules.names import is_qualified_name, validate_object_meta
+from webhook.rules.shape import as_list, as_object, type_error
 
-GROUP = "resource.k8s.io"
-KIND = "DeviceClass"
-NAMESPACED = False
 SPEC = FieldPath.root("spec")
 
 
@@ -38,14 +36,14 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
     spec = obj.get("spec") if isinstance(obj, dict) else None
     if not isinstance(spec, dict) or "extendedResourceName" not in spec:
         return out
-    if ctx.gates.enabled("DRAExtendedResource"):
+    if ctx.gates.enabled(Gate.DRA_EXTENDED_RESOURCE):
         return out
     old_spec = ctx.old.get("spec") if ctx.is_update() and isinstance(ctx.old, dict) else None
     if isinstance(old_spec, dict) and old_spec.get("extendedResourceName") is not None:
         return out
     p = SPEC.child("extendedResourceName")
     out.ops.append(op_remove(p))
-    out.warnings.append(strip_warning("DRAExtendedResource", [str(p)]))
+    out.warnings.append(strip_warning(Gate.DRA_EXTENDED_RESOURCE, [str(p)]))
     return out
 
 
@@ -62,22 +60,22 @@ def _stored_expressions(old: Any) -> frozenset[str]:
 
 def _validate(obj: dict[str, Any], stored: frozenset[str]) -> list[FieldError]:
     errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=False)
-    spec = as_dict(obj.get("spec"), SPEC, errs)
+    spec = as_object(obj.get("spec"), SPEC, errs)
     if spec is None:
         return errs
     errs.extend(validate_selectors(spec.get("selectors"), SPEC.child("selectors"), stored))
     cp = SPEC.child("config")
-    configs = as_list(spec.get("config"), cp, errs)
+    configs = as_list(spec.get("config"), cp, errs) or []
     if within(configs, CONFIG_MAX, cp, errs):
         for i, cfg in enumerate(configs):
-            cfg_d = as_dict(cfg, cp.index(i), errs)
+            cfg_d = as_object(cfg, cp.index(i), errs)
             if cfg_d is not None:
                 errs.extend(validate_opaque_config(cfg_d, cp.index(i)))
     ern = spec.get("extendedResourceName")
     if ern is not None:
         ep = SPEC.child("extendedResourceName")
         if not isinstance(ern, str):
-            errs.append(invalid(ep, ern, "must be a string"))
+            errs.append(type_error(ep, ern, "string"))
         else:
             errs.extend(invalid(ep, ern, m) for m in is_qualified_name(ern))
     return errs
@@ -93,3 +91,10 @@ def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) 
 
 def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     return []
+
+
+RULES = KindRules(
+    group="resource.k8s.io", kind="DeviceClass", versions=("v1",), namespaced=False,
+    plural="deviceclasses", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
+    validate_update=validate_update, warnings=warnings,
+)

@@ -23,13 +23,14 @@ from fractions import Fraction
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, duplicate, forbidden, invalid, required, too_many
-from webhook.quantity import MAX_INT64, Quantity
-from webhook.rules.slice_common import as_list, as_object, as_quantity, validate_map, validate_qualified_name
+from webhook.quantity import INT64_MAX, Quantity
+from webhook.rules.shape import as_list, as_object
+from webhook.rules.slices.common import as_quantity, validate_map, validate_qualified_name
 
 VALID_VALUES_MAX = 10
 MIN_INT64 = -(2**63)
 NEGATIVE_MSG = "must be greater than or equal to 0"
-OVER_INT64_MSG = f"must not be larger than {MAX_INT64}"
+OVER_INT64_MSG = f"must not be larger than {INT64_MAX}"
 NOT_MILLI_MSG = "value cannot be represented as a milli value"
 
 
@@ -129,7 +130,7 @@ def validate_request_policy(
 
 def _int_key(q: Quantity) -> str:
     """Upstream ``Value()`` as a decimal string, saturated to int64 as the Go value is."""
-    return str(min(max(q.int_value(), MIN_INT64), MAX_INT64))
+    return str(min(max(q.int_value(), MIN_INT64), INT64_MAX))
 
 
 def _dec_key(q: Quantity) -> str:
@@ -182,7 +183,7 @@ def _valid_values(
 
 def _milli_safe(q: Quantity) -> bool:
     """True when ``q`` equals ``NewMilliQuantity(q.MilliValue())``: exact in int64 milli-units."""
-    return q.is_milli_exact() and MIN_INT64 <= q.value * 1000 <= MAX_INT64
+    return q.is_milli_exact() and MIN_INT64 <= q.value * 1000 <= INT64_MAX
 
 
 def _valid_range(
@@ -243,7 +244,7 @@ def _valid_range(
 def _int64_range(q: Quantity, path: FieldPath) -> FieldError | None:
     if q.value < 0:
         return invalid(path, str(q), NEGATIVE_MSG)
-    if q.value > MAX_INT64:
+    if q.value > INT64_MAX:
         return invalid(path, str(q), OVER_INT64_MSG)
     return None
 

@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from webhook.fielderrors import FieldPath
+from webhook.gates import Gate
 from webhook.patch import op_remove
+from webhook.rules import shape
 from webhook.rules.context import Mutation, RuleContext
-
-WARNING_MAX = 120
 
 
 def default_claim_spec(spec: Any) -> None:
@@ -85,15 +85,15 @@ def _non_nil(v: Any) -> bool:
 
 
 def _non_empty(v: Any) -> bool:
-    return v is not None and v != [] and v != {}
+    return shape.is_set(v, map_field=True)
 
 
 _Walker = Callable[[Any], Iterator[tuple[tuple[str | int, ...], dict[str, Any]]]]
-STRIPS: tuple[tuple[str, tuple[tuple[_Walker, str, Callable[[Any], bool]], ...]], ...] = (
-    ("DRAPrioritizedList", ((_first_available, "firstAvailable", _non_empty),)),
-    ("DRADeviceTaints", ((_requests, "tolerations", _non_empty),)),
-    ("DRAAdminAccess", ((_requests, "adminAccess", _non_nil),)),
-    ("DRAConsumableCapacity", ((_constraints, "distinctAttribute", _non_nil),
+STRIPS: tuple[tuple[Gate, tuple[tuple[_Walker, str, Callable[[Any], bool]], ...]], ...] = (
+    (Gate.DRA_PRIORITIZED_LIST, ((_first_available, "firstAvailable", _non_empty),)),
+    (Gate.DRA_DEVICE_TAINTS, ((_requests, "tolerations", _non_empty),)),
+    (Gate.DRA_ADMIN_ACCESS, ((_requests, "adminAccess", _non_nil),)),
+    (Gate.DRA_CONSUMABLE_CAPACITY, ((_constraints, "distinctAttribute", _non_nil),
                                (_requests, "capacity", _non_nil))),
 )
 
@@ -127,11 +127,6 @@ def plan_spec_strips(spec: Any, base: FieldPath, ctx: RuleContext, old_spec: Any
 
 
 def strip_warning(gate: str, removed: list[str]) -> str:
-    """``<gate> is disabled: removed <first path> (and N more)``, capped at 120 characters."""
+    """The strip warning for removed field paths: the first one, and how many more."""
     more = f" (and {len(removed) - 1} more)" if len(removed) > 1 else ""
-    head = f"feature gate {gate} is disabled: removed "
-    first = removed[0]
-    room = WARNING_MAX - len(head) - len(more)
-    if len(first) > room:
-        first = first[: max(room - 3, 0)] + "..."
-    return head + first + more
+    return shape.strip_warning(gate, removed[0] + more)

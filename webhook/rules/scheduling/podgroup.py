@@ -11,15 +11,13 @@ import copy
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, forbidden, immutable, invalid, required
+from webhook.gates import Gate
 from webhook.patch import op_add, op_remove
-from webhook.rules import scheduling_common as sc
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.kind import KindRules
 from webhook.rules.names import validate_object_meta
-
-GROUP = sc.GROUP
-VERSIONS = ("v1beta1",)
-KIND = "PodGroup"
-NAMESPACED = True
+from webhook.rules.scheduling import common as sc
+from webhook.rules.shape import is_set, mapping, strip_warning, type_error
 
 SPEC = FieldPath.root("spec")
 STATUS = FieldPath.root("status")
@@ -60,17 +58,17 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
     if not isinstance(spec, dict):
         return out
     out.extend(map_old_spelling(spec))
-    old_spec = sc.as_dict(sc.as_dict(ctx.old).get("spec")) if ctx.is_update() else {}
-    if "schedulingConstraints" in spec and not ctx.gates.enabled(sc.GATE_TOPOLOGY) \
+    old_spec = mapping(mapping(ctx.old).get("spec")) if ctx.is_update() else {}
+    if "schedulingConstraints" in spec and not ctx.gates.enabled(Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING) \
             and old_spec.get("schedulingConstraints") is None:
         out.ops.append(op_remove(SPEC.child("schedulingConstraints")))
         if spec["schedulingConstraints"] is not None:
-            out.warnings.append(f"{sc.GATE_TOPOLOGY} is off: dropped spec.schedulingConstraints")
-    if "resourceClaims" in spec and not ctx.gates.enabled(sc.GATE_CLAIMS) \
-            and not sc.is_set(old_spec.get("resourceClaims")):
+            out.warnings.append(strip_warning(Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, "spec.schedulingConstraints"))
+    if "resourceClaims" in spec and not ctx.gates.enabled(Gate.DRA_WORKLOAD_RESOURCE_CLAIMS) \
+            and not is_set(old_spec.get("resourceClaims")):
         out.ops.append(op_remove(SPEC.child("resourceClaims")))
-        if sc.is_set(spec["resourceClaims"]):
-            out.warnings.append(f"{sc.GATE_CLAIMS} is off: dropped spec.resourceClaims")
+        if is_set(spec["resourceClaims"]):
+            out.warnings.append(strip_warning(Gate.DRA_WORKLOAD_RESOURCE_CLAIMS, "spec.resourceClaims"))
     return out
 
 
@@ -112,12 +110,13 @@ def _mutate_status(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
     """``/status``: resourceClaimStatuses go when the gate is off and the old spec has no claims."""
     out = Mutation()
     status = obj.get("status")
-    old_spec = sc.as_dict(sc.as_dict(ctx.old).get("spec"))
+    old_spec = mapping(mapping(ctx.old).get("spec"))
     if isinstance(status, dict) and "resourceClaimStatuses" in status \
-            and not ctx.gates.enabled(sc.GATE_CLAIMS) and not sc.is_set(old_spec.get("resourceClaims")):
+            and not ctx.gates.enabled(Gate.DRA_WORKLOAD_RESOURCE_CLAIMS) \
+            and not is_set(old_spec.get("resourceClaims")):
         out.ops.append(op_remove(STATUS.child("resourceClaimStatuses")))
-        if sc.is_set(status["resourceClaimStatuses"]):
-            out.warnings.append(f"{sc.GATE_CLAIMS} is off: dropped status.resourceClaimStatuses")
+        if is_set(status["resourceClaimStatuses"]):
+            out.warnings.append(strip_warning(Gate.DRA_WORKLOAD_RESOURCE_CLAIMS, "status.resourceClaimStatuses"))
     return out
 
 
@@ -127,7 +126,7 @@ def _mutate_status(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
 def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
     """CREATE: metadata plus every spec rule (status was wiped by :func:`mutate`)."""
     if not isinstance(obj, dict):
-        return [invalid(FieldPath.root(), obj, "must be an object")]
+        return [type_error(FieldPath.root(), obj, "object")]
     errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
     return errs + validate_spec(obj.get("spec"), ctx)
 
@@ -137,7 +136,7 @@ def validate_spec(spec: Any, ctx: RuleContext, old: dict[str, Any] | None = None
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
-        return [invalid(SPEC, spec, "must be an object")]
+        return [type_error(SPEC, spec, "object")]
     errs: list[FieldError] = []
     if OLD_REF in spec:
         errs.append(_old_spelling_error(spec))
@@ -163,7 +162,7 @@ def validate_workload_ref(ref: Any, path: FieldPath) -> list[FieldError]:
     if ref is None:
         return []
     if not isinstance(ref, dict):
-        return [invalid(path, ref, "must be an object")]
+        return [type_error(path, ref, "object")]
     return (sc.check_long_name(ref.get("workloadName"), path.child("workloadName"), required_=True)
             + sc.check_short_name(ref.get("templateName"), path.child("templateName"), required_=True))
 
@@ -174,8 +173,8 @@ def _validate_parent(spec: dict[str, Any], ctx: RuleContext) -> list[FieldError]
     path = SPEC.child("parentCompositePodGroupName")
     if value is None:
         return []
-    if not ctx.gates.enabled(sc.GATE_COMPOSITE):
-        return [forbidden(path, f"requires feature gate {sc.GATE_COMPOSITE}")]
+    if not ctx.gates.enabled(Gate.COMPOSITE_POD_GROUP):
+        return [forbidden(path, f"requires feature gate {Gate.COMPOSITE_POD_GROUP}")]
     errs = sc.check_long_name(value, path, required_=False)
     if spec.get("workloadRef") is None:
         errs.append(required(SPEC.child("workloadRef"),
@@ -186,13 +185,13 @@ def _validate_parent(spec: dict[str, Any], ctx: RuleContext) -> list[FieldError]
 def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
     """UPDATE of the main resource or of ``/status`` (``ctx.subresource``)."""
     if not isinstance(obj, dict):
-        return [invalid(FieldPath.root(), obj, "must be an object")]
+        return [type_error(FieldPath.root(), obj, "object")]
     old = old if isinstance(old, dict) else {}
     errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
     if ctx.subresource == "status":
         # The apiserver copies the old spec; only the status is the user's.
-        return errs + validate_status(obj.get("status"), sc.as_dict(old.get("spec")))
-    spec, old_spec = obj.get("spec"), sc.as_dict(old.get("spec"))
+        return errs + validate_status(obj.get("status"), mapping(old.get("spec")))
+    spec, old_spec = obj.get("spec"), mapping(old.get("spec"))
     errs += validate_spec(spec, ctx, old_spec)
     if isinstance(spec, dict):
         errs += _validate_spec_update(spec, old_spec, ctx)
@@ -205,7 +204,7 @@ def _validate_spec_update(spec: dict[str, Any], old: dict[str, Any], ctx: RuleCo
     errs: list[FieldError] = []
     if spec.get("workloadRef") != old.get("workloadRef"):
         errs.append(immutable(SPEC.child("workloadRef"), spec.get("workloadRef")))
-    if ctx.gates.enabled(sc.GATE_COMPOSITE) and \
+    if ctx.gates.enabled(Gate.COMPOSITE_POD_GROUP) and \
             spec.get("parentCompositePodGroupName") != old.get("parentCompositePodGroupName"):
         errs.append(immutable(SPEC.child("parentCompositePodGroupName"),
                               spec.get("parentCompositePodGroupName")))
@@ -218,16 +217,16 @@ def validate_status(status: Any, spec: dict[str, Any]) -> list[FieldError]:
     if status is None:
         return []
     if not isinstance(status, dict):
-        return [invalid(STATUS, status, "must be an object")]
+        return [type_error(STATUS, status, "object")]
     errs = sc.validate_conditions(status.get("conditions"), STATUS.child("conditions"))
     path = STATUS.child("resourceClaimStatuses")
-    items, lerrs = sc.check_list(status.get("resourceClaimStatuses"), path, sc.MAX_RESOURCE_CLAIMS)
+    items, lerrs = sc.check_list(status.get("resourceClaimStatuses"), path, sc.RESOURCE_CLAIMS_MAX)
     errs += lerrs + sc.map_list_duplicates(items, path)
     claim_names = {c.get("name") for c in spec.get("resourceClaims") or [] if isinstance(c, dict)}
     for i, item in enumerate(items):
         ipath = path.index(i)
         if not isinstance(item, dict):
-            errs.append(invalid(ipath, item, "must be an object"))
+            errs.append(type_error(ipath, item, "object"))
             continue
         name = item.get("name")
         if not isinstance(name, str) or name not in claim_names:
@@ -248,3 +247,11 @@ def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     # podGroupTemplateRef left in place is already a validation error naming spec.workloadRef.
     out += sc.unknown_field_warnings(spec, KNOWN_SPEC_FIELDS | {OLD_REF})
     return out
+
+
+RULES = KindRules(
+    group=sc.GROUP, kind="PodGroup", versions=("v1beta1",), namespaced=True,
+    plural="podgroups", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
+    validate_update=validate_update, warnings=warnings,
+    feasibility=True,
+)

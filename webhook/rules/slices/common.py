@@ -1,8 +1,7 @@
-"""Shared pieces of the ResourceSlice rules: JSON type guards, names, quantities, node selectors.
+"""Shared pieces of the ResourceSlice rules: names, quantities, maps, node selectors.
 
-Everything here reads decoded JSON as the apiserver's Go decoder would: ``null`` is the zero
-value (absent pointer, empty string, nil list), and a value of the wrong JSON type becomes a
-field error instead of an exception. Pure and stdlib-only apart from our own modules.
+JSON shapes are read through ``webhook.rules.shape`` (null is the zero value, a wrong type is
+one TypeInvalid error). Pure and stdlib-only apart from our own modules.
 """
 
 from __future__ import annotations
@@ -20,10 +19,10 @@ from webhook.fielderrors import (
     required,
     too_long,
     too_many,
-    type_invalid,
 )
 from webhook.quantity import Quantity, QuantityError, parse_quantity, try_parse
 from webhook.rules.names import (
+    C_IDENTIFIER_MAX,
     DNS1123_LABEL_MAX,
     is_c_identifier,
     is_dns1123_label,
@@ -31,75 +30,12 @@ from webhook.rules.names import (
     is_label_value,
     is_qualified_name,
 )
+from webhook.rules.shape import as_list, as_object, as_str, shown, type_error
 
 DRIVER_NAME_MAX = 63
 POOL_NAME_MAX = 253
-DEVICE_ID_MAX = 32  # C identifier part of an attribute or capacity name
 DEVICE_DOMAIN_MAX = 63
-KEY_TRUNCATE = DEVICE_DOMAIN_MAX + 1 + DEVICE_ID_MAX  # map keys longer than this are shortened in paths
-
-
-# --- JSON type guards ----------------------------------------------------------------------
-
-
-def _shown(value: Any) -> Any:
-    """The value to print in a type error: containers are summarised, never dumped."""
-    if isinstance(value, dict):
-        return "<object>"
-    if isinstance(value, list):
-        return "<array>"
-    return value
-
-
-def as_object(value: Any, path: FieldPath, errs: list[FieldError]) -> dict[str, Any] | None:
-    """A JSON object, or None when null/absent; a wrong type adds an error and gives None."""
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        return value
-    errs.append(type_invalid(path, _shown(value), "must be an object"))
-    return None
-
-
-def as_list(value: Any, path: FieldPath, errs: list[FieldError]) -> list[Any] | None:
-    if value is None:
-        return None
-    if isinstance(value, list):
-        return value
-    errs.append(type_invalid(path, _shown(value), "must be an array"))
-    return None
-
-
-def as_str(value: Any, path: FieldPath, errs: list[FieldError]) -> str | None:
-    """A string, or None when null/absent (Go reads both as ""); wrong type → error + None."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    errs.append(type_invalid(path, _shown(value), "must be a string"))
-    return None
-
-
-def as_bool(value: Any, path: FieldPath, errs: list[FieldError]) -> bool | None:
-    if value is None or isinstance(value, bool):
-        return value
-    errs.append(type_invalid(path, _shown(value), "must be a boolean"))
-    return None
-
-
-def as_int(value: Any, path: FieldPath, errs: list[FieldError]) -> int | None:
-    """An integer (JSON numbers with an integral value count), None when null/absent."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        errs.append(type_invalid(path, value, "must be an integer"))
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    errs.append(type_invalid(path, _shown(value), "must be an integer"))
-    return None
+KEY_TRUNCATE = DEVICE_DOMAIN_MAX + 1 + C_IDENTIFIER_MAX  # map keys longer than this are shortened in paths
 
 
 def as_quantity(value: Any, path: FieldPath, errs: list[FieldError]) -> Quantity | None:
@@ -109,15 +45,8 @@ def as_quantity(value: Any, path: FieldPath, errs: list[FieldError]) -> Quantity
     try:
         return parse_quantity(value)
     except QuantityError as e:
-        errs.append(invalid(path, _shown(value), str(e)))
+        errs.append(invalid(path, shown(value), str(e)))
         return None
-
-
-def is_set(value: Any) -> bool:
-    """Go's ``len(x) > 0`` for lists/maps, ``!= nil`` for anything else."""
-    if isinstance(value, (list, dict)):
-        return len(value) > 0
-    return value is not None
 
 
 # --- names ---------------------------------------------------------------------------------
@@ -200,8 +129,8 @@ def validate_label_value(value: str, path: FieldPath) -> list[FieldError]:
 
 def _validate_c_identifier(value: str, path: FieldPath) -> list[FieldError]:
     errs: list[FieldError] = []
-    if len(value) > DEVICE_ID_MAX:
-        errs.append(too_long(path, DEVICE_ID_MAX))
+    if len(value) > C_IDENTIFIER_MAX:
+        errs.append(too_long(path, C_IDENTIFIER_MAX))
     errs.extend(invalid(path, value, m) for m in is_c_identifier(value))
     return errs
 
@@ -356,14 +285,14 @@ def _node_selector_requirement(req: Any, path: FieldPath) -> list[FieldError]:
     else:
         errs.append(
             invalid(
-                path.child("operator"), _shown(op) if op is not None else "", "not a valid selector operator"
+                path.child("operator"), shown(op) if op is not None else "", "not a valid selector operator"
             )
         )
     errs.extend(validate_label_name(key, path.child("key")))
     for i, v in enumerate(values):
         vp = path.child("values").index(i)
         if not isinstance(v, str):
-            errs.append(type_invalid(vp, _shown(v), "must be a string"))
+            errs.append(type_error(vp, v, "string"))
         else:
             errs.extend(validate_label_value(v, vp))
     return errs
@@ -385,27 +314,27 @@ def _node_field_requirement(req: Any, path: FieldPath) -> list[FieldError]:
     else:
         errs.append(
             invalid(
-                path.child("operator"), _shown(op) if op is not None else "", "not a valid selector operator"
+                path.child("operator"), shown(op) if op is not None else "", "not a valid selector operator"
             )
         )
     if key != "metadata.name":
         errs.append(
             invalid(
-                path.child("key"), _shown(key) if key is not None else "", "not a valid field selector key"
+                path.child("key"), shown(key) if key is not None else "", "not a valid field selector key"
             )
         )
     else:
         for i, v in enumerate(values):
             vp = path.child("values").index(i)
             if not isinstance(v, str):
-                errs.append(type_invalid(vp, _shown(v), "must be a string"))
+                errs.append(type_error(vp, v, "string"))
             else:
                 errs.extend(validate_node_name(v, vp))
     return errs
 
 
 def not_supported_value(path: FieldPath, value: Any, supported: list[str]) -> FieldError:
-    return not_supported(path, _shown(value), supported)
+    return not_supported(path, shown(value), supported)
 
 
 def semantic_equal(a: Any, b: Any) -> bool:

@@ -21,7 +21,6 @@ from webhook.fielderrors import (
     too_long,
     too_many,
 )
-from webhook.rules import slice_common
 from webhook.rules.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -29,6 +28,8 @@ from webhook.rules.names import (
     is_qualified_name,
     validate_csi_driver_name,
 )
+from webhook.rules.shape import as_list, as_object, type_error
+from webhook.rules.slices import common as slice_common
 
 REQUESTS_MAX = 32
 SELECTORS_MAX = 32
@@ -39,24 +40,6 @@ TOLERATIONS_MAX = 16
 OPAQUE_PARAMETERS_MAX = 10 * 1024
 REQUEST_REF_MSG = ("must be the name of a request in the claim or the name of a request and a "
                    "subrequest separated by '/'")
-
-
-def as_dict(value: Any, path: FieldPath, errs: list[FieldError]) -> dict[str, Any] | None:
-    """The value when it is an object; None when absent; an error (and None) otherwise."""
-    if value is None or isinstance(value, dict):
-        return value
-    errs.append(invalid(path, value, "must be an object"))
-    return None
-
-
-def as_list(value: Any, path: FieldPath, errs: list[FieldError]) -> list[Any]:
-    """The value when it is a list; [] when absent; an error (and []) otherwise."""
-    if value is None:
-        return []
-    if isinstance(value, list):
-        return value
-    errs.append(invalid(path, value, "must be a list"))
-    return []
 
 
 def within(items: list[Any], limit: int, path: FieldPath, errs: list[FieldError]) -> bool:
@@ -86,7 +69,7 @@ def is_str(value: Any) -> bool:
 
 def validate_label_msgs(value: Any, path: FieldPath, check: Any) -> list[FieldError]:
     if not isinstance(value, str):
-        return [invalid(path, value, "must be a string")]
+        return [type_error(path, value, "string")]
     return [invalid(path, value, m) for m in check(value)]
 
 
@@ -113,9 +96,9 @@ def validate_pool_name(value: Any, path: FieldPath) -> list[FieldError]:
     if value is None or value == "":
         return [required(path)]
     if not isinstance(value, str):
-        return [invalid(path, value, "must be a string")]
-    if len(value) > 253:
-        return [too_long(path, 253)]
+        return [type_error(path, value, "string")]
+    if len(value) > slice_common.POOL_NAME_MAX:
+        return [too_long(path, slice_common.POOL_NAME_MAX)]
     errs: list[FieldError] = []
     for part in value.split("/"):
         errs.extend(invalid(path, value, m) for m in is_dns1123_subdomain(part))
@@ -147,7 +130,7 @@ class RequestNames:
 def validate_request_ref(value: Any, path: FieldPath, names: RequestNames) -> list[FieldError]:
     """RC-CON-2: ``req`` or ``req/sub`` naming an existing request."""
     if not isinstance(value, str):
-        return [invalid(path, value, "must be a string")]
+        return [type_error(path, value, "string")]
     parts = value.split("/")
     if len(parts) > 2:
         return [invalid(path, value, REQUEST_REF_MSG)]
@@ -161,7 +144,7 @@ def validate_request_ref(value: Any, path: FieldPath, names: RequestNames) -> li
 
 def validate_request_refs(value: Any, path: FieldPath, names: RequestNames) -> list[FieldError]:
     errs: list[FieldError] = []
-    refs = as_list(value, path, errs)
+    refs = as_list(value, path, errs) or []
     if not within(refs, REQUESTS_MAX, path, errs):
         return errs
     for i, ref in enumerate(refs):
@@ -173,7 +156,7 @@ def validate_request_refs(value: Any, path: FieldPath, names: RequestNames) -> l
 def validate_fully_qualified_name(value: Any, path: FieldPath) -> list[FieldError]:
     """RC-CON-3: a qualified name (RS-QN rules) that really has a domain."""
     if not isinstance(value, str):
-        return [invalid(path, value, "must be a string")]
+        return [type_error(path, value, "string")]
     return slice_common.validate_fully_qualified_name(value, path)
 
 
@@ -182,7 +165,7 @@ def validate_cel_expression(expr: Any, path: FieldPath) -> list[FieldError]:
     if expr is None or expr == "":
         return [required(path, "expression must not be empty")]
     if not isinstance(expr, str):
-        return [invalid(path, expr, "must be a string")]
+        return [type_error(path, expr, "string")]
     if len(expr.encode("utf-8", "surrogatepass")) > MAX_EXPRESSION_LENGTH:
         return [too_long(path, MAX_EXPRESSION_LENGTH)]
     result = compile_result(expr)
@@ -199,17 +182,17 @@ def validate_selectors(value: Any, path: FieldPath, skip: frozenset[str] = froze
     ``skip`` holds expressions already stored in the old object (not re-checked, as upstream).
     """
     errs: list[FieldError] = []
-    selectors = as_list(value, path, errs)
+    selectors = as_list(value, path, errs) or []
     if not within(selectors, SELECTORS_MAX, path, errs):
         return errs
     for i, sel in enumerate(selectors):
         p = path.index(i)
-        sel_d = as_dict(sel, p, errs)
+        sel_d = as_object(sel, p, errs)
         if sel_d is None:
             if sel is None:
                 errs.append(required(p.child("cel")))
             continue
-        cel = as_dict(sel_d.get("cel"), p.child("cel"), errs)
+        cel = as_object(sel_d.get("cel"), p.child("cel"), errs)
         if cel is None:
             if sel_d.get("cel") is None:
                 errs.append(required(p.child("cel")))
@@ -225,7 +208,7 @@ def validate_opaque_config(entry: dict[str, Any], path: FieldPath) -> list[Field
     """RC-CFG-1: the ``opaque`` member of a claim or class config entry (at ``path``)."""
     errs: list[FieldError] = []
     p = path.child("opaque")
-    opaque = as_dict(entry.get("opaque"), p, errs)
+    opaque = as_object(entry.get("opaque"), p, errs)
     if opaque is None:
         if entry.get("opaque") is None:
             errs.append(required(path, "exactly one of `opaque` is required"))
@@ -250,7 +233,7 @@ TOLERATION_EFFECTS = ("NoExecute", "NoSchedule", "None")
 def validate_toleration(value: Any, path: FieldPath) -> list[FieldError]:
     """RC-EX-7: one DeviceToleration."""
     errs: list[FieldError] = []
-    tol = as_dict(value, path, errs)
+    tol = as_object(value, path, errs)
     if tol is None:
         return errs
     key = tol.get("key")
@@ -272,13 +255,13 @@ def validate_toleration(value: Any, path: FieldPath) -> list[FieldError]:
         errs.append(not_supported(path.child("effect"), effect, TOLERATION_EFFECTS))
     secs = tol.get("tolerationSeconds")
     if secs is not None and (isinstance(secs, bool) or not isinstance(secs, int)):
-        errs.append(invalid(path.child("tolerationSeconds"), secs, "must be an integer"))
+        errs.append(type_error(path.child("tolerationSeconds"), secs, "integer"))
     return errs
 
 
 def validate_tolerations(value: Any, path: FieldPath) -> list[FieldError]:
     errs: list[FieldError] = []
-    tols = as_list(value, path, errs)
+    tols = as_list(value, path, errs) or []
     if not within(tols, TOLERATIONS_MAX, path, errs):
         return errs
     for i, t in enumerate(tols):
@@ -289,10 +272,10 @@ def validate_tolerations(value: Any, path: FieldPath) -> list[FieldError]:
 def validate_map_keys(value: Any, path: FieldPath, check: Any) -> list[FieldError]:
     """Labels/annotations style maps: each key by ``check``; values are strings."""
     errs: list[FieldError] = []
-    m = as_dict(value, path, errs)
+    m = as_object(value, path, errs)
     for k, v in (m or {}).items():
         errs.extend(invalid(path, k, msg) for msg in check(k))
         if not isinstance(v, str):
-            errs.append(invalid(path.key(k), v, "must be a string"))
+            errs.append(type_error(path.key(k), v, "string"))
     return errs
 

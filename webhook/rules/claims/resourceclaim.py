@@ -13,16 +13,14 @@ from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath
 from webhook.patch import op_add, op_remove, op_replace
-from webhook.rules.claim_mutate import default_claim_spec, plan_spec_strips
-from webhook.rules.claim_status import plan_status_strips, validate_status_update
-from webhook.rules.claim_update import validate_spec_immutable
-from webhook.rules.claimspec import validate_claim_spec
+from webhook.rules.claims.mutate import default_claim_spec, plan_spec_strips
+from webhook.rules.claims.spec import validate_claim_spec
+from webhook.rules.claims.status import plan_status_strips, validate_status_update
+from webhook.rules.claims.update import validate_spec_immutable
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.kind import KindRules
 from webhook.rules.names import validate_object_meta
 
-GROUP = "resource.k8s.io"
-KIND = "ResourceClaim"
-NAMESPACED = True
 SPEC = FieldPath.root("spec")
 ADMIN_ACCESS_WARNING = ("adminAccess needs namespace label resource.kubernetes.io/admin-access=true "
                         "(not checked by this webhook)")
@@ -111,3 +109,11 @@ def uses_admin_access(spec: Any) -> bool:
         if isinstance(ex, dict) and ex.get("adminAccess") is True:
             return True
     return False
+
+
+RULES = KindRules(
+    group="resource.k8s.io", kind="ResourceClaim", versions=("v1",), namespaced=True,
+    plural="resourceclaims", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
+    validate_update=validate_update, warnings=warnings,
+    feasibility=True, capacity_defaulting=True,
+)

@@ -17,12 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from webhook.gates import Gate
 from webhook.patch import op_remove, pointer
 from webhook.rules.context import Mutation, RuleContext
-from webhook.rules.slice_common import is_set
-from webhook.rules.slice_devices import LIST_KINDS
-
-CG_GATE = "DRADeviceCompatibilityGroups"
+from webhook.rules.shape import is_set, strip_warning
+from webhook.rules.slices.attributes import LIST_KINDS
 
 
 def _devices(obj: Any) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -87,7 +86,7 @@ def _consumable_in_use(old: Any) -> bool:
 
 
 def _node_allocatable_in_use(old: Any) -> bool:
-    return any(is_set(d.get("nodeAllocatableResources")) for _, d in _devices(old))
+    return any(is_set(d.get("nodeAllocatableResources"), map_field=True) for _, d in _devices(old))
 
 
 def _list_attributes_in_use(old: Any) -> bool:
@@ -135,7 +134,7 @@ class _Stripper:
         value = container[key]
         self.gone.add(path)
         self.ops.append(op_remove(pointer(*path)))
-        return is_set(value) if isinstance(value, (list, dict)) else True
+        return is_set(value, map_field=True)
 
 
 def _strip_spec_and_devices(s: _Stripper, spec_keys: tuple[str, ...], dev_keys: tuple[str, ...]) -> list[str]:
@@ -180,18 +179,16 @@ def _strip_list_attributes(s: _Stripper) -> list[str]:
 
 
 def _summary(gate: str, removed: list[str]) -> str:
-    names = ", ".join(dict.fromkeys(removed))
     n = len(removed)
-    text = f"{gate} is off: removed {n} field{'s' if n != 1 else ''} ({names})"
-    return text if len(text) <= 120 else text[:116] + "...)"
+    return strip_warning(gate, f"{n} field{'s' if n != 1 else ''} ({', '.join(dict.fromkeys(removed))})")
 
 
-_Strip = tuple[str, Callable[[Any], bool], Callable[[_Stripper], list[str]]]
+_Strip = tuple[Gate, Callable[[Any], bool], Callable[[_Stripper], list[str]]]
 
 _STRIPS: tuple[_Strip, ...] = (
-    ("DRADeviceTaints", _taints_in_use, lambda s: _strip_spec_and_devices(s, (), ("taints",))),
+    (Gate.DRA_DEVICE_TAINTS, _taints_in_use, lambda s: _strip_spec_and_devices(s, (), ("taints",))),
     (
-        "DRAPartitionableDevices",
+        Gate.DRA_PARTITIONABLE_DEVICES,
         _partitionable_in_use,
         lambda s: _strip_spec_and_devices(
             s,
@@ -200,36 +197,36 @@ _STRIPS: tuple[_Strip, ...] = (
         ),
     ),
     (
-        "DRADeviceBindingConditions",
+        Gate.DRA_DEVICE_BINDING_CONDITIONS,
         _binding_in_use,
         lambda s: _strip_spec_and_devices(
             s, (), ("bindingConditions", "bindingFailureConditions", "bindsToNode")
         ),
     ),
-    ("DRAConsumableCapacity", _consumable_in_use, _strip_capacity_policies),
+    (Gate.DRA_CONSUMABLE_CAPACITY, _consumable_in_use, _strip_capacity_policies),
     (
-        "DRANodeAllocatableResources",
+        Gate.DRA_NODE_ALLOCATABLE_RESOURCES,
         _node_allocatable_in_use,
         lambda s: _strip_spec_and_devices(s, (), ("nodeAllocatableResources",)),
     ),
-    ("DRAListTypeAttributes", _list_attributes_in_use, _strip_list_attributes),
+    (Gate.DRA_LIST_TYPE_ATTRIBUTES, _list_attributes_in_use, _strip_list_attributes),
     (
-        "DRAResourcePoolStatus",
+        Gate.DRA_RESOURCE_POOL_STATUS,
         _pool_status_in_use,
         lambda s: _strip_spec_and_devices(s, ("partitionTypeAttribute",), ()),
     ),
 )
 
 
-def _gate_off(gate: str, ctx: RuleContext) -> bool:
-    if gate == "DRADeviceBindingConditions":
-        return not (ctx.gates.enabled(gate) and ctx.gates.enabled("DRAResourceClaimDeviceStatus"))
+def _gate_off(gate: Gate, ctx: RuleContext) -> bool:
+    if gate == Gate.DRA_DEVICE_BINDING_CONDITIONS:
+        return not (ctx.gates.enabled(gate) and ctx.gates.enabled(Gate.DRA_RESOURCE_CLAIM_DEVICE_STATUS))
     return not ctx.gates.enabled(gate)
 
 
-def _off_label(gate: str, ctx: RuleContext) -> str:
-    if gate == "DRADeviceBindingConditions":
-        off = [g for g in (gate, "DRAResourceClaimDeviceStatus") if not ctx.gates.enabled(g)]
+def _off_label(gate: Gate, ctx: RuleContext) -> str:
+    if gate == Gate.DRA_DEVICE_BINDING_CONDITIONS:
+        off = [g for g in (gate, Gate.DRA_RESOURCE_CLAIM_DEVICE_STATUS) if not ctx.gates.enabled(g)]
         return " and ".join(off)
     return gate
 
@@ -247,7 +244,7 @@ def mutate_slice(obj: Any, ctx: RuleContext) -> Mutation:
         if removed:
             out.warnings.append(_summary(_off_label(gate, ctx), removed))
 
-    strip_groups = not ctx.gates.enabled(CG_GATE) and not _groups_in_use(old)
+    strip_groups = not ctx.gates.enabled(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS) and not _groups_in_use(old)
     stripped = 0
     for i, d in _devices(s.work):
         if ("spec", "devices", i, "consumesCounters") in s.gone:
@@ -264,8 +261,7 @@ def mutate_slice(obj: Any, ctx: RuleContext) -> Mutation:
                 stripped += 0 if empty else 1
     if stripped:
         noun = "entry" if stripped == 1 else "entries"
-        out.warnings.append(
-            f"{CG_GATE} is off: removed compatibilityGroups from {stripped} consumesCounters {noun}"
-        )
+        out.warnings.append(strip_warning(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS,
+                                          f"compatibilityGroups from {stripped} consumesCounters {noun}"))
     out.ops = s.ops
     return out
