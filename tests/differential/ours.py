@@ -17,7 +17,7 @@ from webhook.admission.decode import check as decode_check
 from webhook.admission.pipeline import review
 from webhook.config import Settings
 from webhook.gates import KNOWN, FeatureGates
-from webhook.review_cmd import build_review, with_defaults
+from webhook.cli.review import build_review, with_defaults
 
 
 @functools.cache

@@ -27,7 +27,7 @@ from tests.differential.ours import our_verdict, settings_for
 from tests.differential.profiles import profiles
 from webhook.admission.decode import check as decode_check
 from webhook.admission.pipeline import review
-from webhook.review_cmd import build_review
+from webhook.cli.review import build_review
 
 pytestmark = pytest.mark.differential
 
