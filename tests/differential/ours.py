@@ -15,9 +15,9 @@ from typing import Any
 from tests.differential.oracle import Verdict
 from webhook.admission.decode import check as decode_check
 from webhook.admission.pipeline import review
+from webhook.cli.review import build_review, with_defaults
 from webhook.config import Settings
 from webhook.gates import KNOWN, FeatureGates
-from webhook.cli.review import build_review, with_defaults
 
 
 @functools.cache

@@ -41,7 +41,7 @@ def distinct(strategy: Any, n: int, salt: int, key: Callable[[Any], Any] = lambd
     """``n`` examples that differ in more than their name. Hypothesis repeats the degenerate
     shapes (no spec, empty lists) often, so it draws more and drops the repeats."""
     out, seen = [], set()
-    for x in draw_many(strategy, n * 5 // 2, salt):
+    for x in draw_many(strategy, 2 * n, salt):
         k = json.dumps(_nameless(key(x)), sort_keys=True)
         if k not in seen:
             seen.add(k)
