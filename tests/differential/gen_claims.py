@@ -94,7 +94,7 @@ def opt_list(rnd: Rnd, item: Callable[[Rnd, bool], Any], limit: int, rich: bool,
 
 # -- CEL ---------------------------------------------------------------------------------------
 
-CEL_POOLS = [v.SELECTORS_VALID, v.SELECTORS_VALID, v.SELECTORS_LIBRARY, v.SELECTORS_BAD_SYNTAX,
+CEL_POOLS = [v.SELECTORS_VALID, v.SELECTORS_VALID, v.SELECTORS_LIBRARY, v.SELECTORS_LITERALS, v.SELECTORS_BAD_SYNTAX,
              v.SELECTORS_BAD_TYPE, v.SELECTORS_UNKNOWN, v.SELECTORS_NOT_BOOL, v.SELECTORS_COST,
              v.SELECTORS_LENGTH, v.SELECTORS_DEEP, [""]]
 CEL_PLAIN = v.SELECTORS_VALID[:6] + v.SELECTORS_BAD_SYNTAX[:2]
@@ -472,7 +472,7 @@ META_OTHER: list[tuple[str, Any]] = [
     ("ownerReferences", [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u"}]),
     ("generation", 3), ("creationTimestamp", "2024-01-01T00:00:00Z"), ("deletionGracePeriodSeconds", 5),
     ("name", ""), ("labels", {}), ("managedFields", [{"manager": "x", "operation": "Apply"}])]
-ANNOTATION_VALUES = ["", "x", "a" * 300]
+ANNOTATION_VALUES = ["", "x", "a" * 300, "a" * (256 * 1024 - 20), "a" * (256 * 1024)]
 
 
 def template_metadata(rnd: Rnd) -> Any:

@@ -163,6 +163,12 @@ SELECTORS_BAD_TYPE = ['device.driver == 1', '1 + "a" == "1a"', 'device.driver > 
                       'device.capacity["x"].y.compareTo(1) == 0', '[1, "a"] == [1, "a"]',
                       'device.driver.startsWith()', "1.5 % 2.0 == 1.0", "{1: 1, 'a': 2}[1] == 1",
                       'timestamp(1) < now()', 'quantity("1") + quantity("2")']
+#: Literals the base environment checks at compile time (regex, duration, timestamp), and others.
+SELECTORS_LITERALS = ['device.driver.matches("(")', '"x".matches("[a-")', 'duration("1x") > duration("1s")',
+                      'timestamp("yesterday") < now()', 'quantity("abc").isInteger()', 'semver("1.x").major() == 1',
+                      'device.driver.find("(") == ""', 'ip("300.1.1.1").family() == 4',
+                      'cidr("10.0.0.0/99").ip() == ip("10.0.0.0")',
+                      'url("::bad").getHost() == ""', '"%q".format([1]) == ""', 'device.driver.matches("^[a-z]+$")']
 SELECTORS_UNKNOWN = ["device.foo", 'device.foo == "x"', "foo == 1", "device.driverName == 'x'",
                      "unknownFunc(1)", "device.driver.unknownMethod()", "devices.driver == 'x'",
                      'device.attributes["dra.example.com"].model.bogus()', "request.name == 'x'",
