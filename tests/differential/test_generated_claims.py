@@ -27,7 +27,7 @@ from tests.differential.ours import our_verdict, settings_for
 from tests.differential.profiles import profiles
 from webhook.admission.decode import check as decode_check
 from webhook.admission.pipeline import review
-from webhook.cli.review import build_review
+from webhook.cli.review import build_review, with_defaults
 
 pytestmark = pytest.mark.differential
 
@@ -207,7 +207,7 @@ def our_status_verdict(obj: dict[str, Any], gates: dict[str, bool], old: dict[st
     """Our answer for an UPDATE of ``/status`` (as `ours.our_verdict`, with the subresource set)."""
     if (bad := decode_check(obj)) is not None:
         return Verdict(False, code=400, message=bad.message)
-    doc = build_review(copy.deepcopy(obj), old, "UPDATE", True)
+    doc = build_review(with_defaults(copy.deepcopy(obj)), with_defaults(old), "UPDATE", True)
     doc["request"]["subResource"] = "status"
     resp, out = review(doc, settings_for(gates), None)
     r = resp["response"]

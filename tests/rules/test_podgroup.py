@@ -16,7 +16,7 @@ from webhook.rules.scheduling import podgroup
 GW = "GenericWorkload=true"
 CLAIMS_ON = GW + ",DRAWorkloadResourceClaims=true"
 TOPO_ON = GW + ",TopologyAwareWorkloadScheduling=true"
-COMPOSITE_ON = GW + ",CompositePodGroup=true"
+COMPOSITE_ON = GW + ",TopologyAwareWorkloadScheduling=true,CompositePodGroup=true"
 PREEMPT_ON = GW + ",PodGroupPreemptionPolicy=true"
 
 

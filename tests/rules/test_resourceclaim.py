@@ -17,7 +17,7 @@ from webhook.rules.context import RuleContext
 UUID = "a671734a-e8e5-11e4-8fde-42010af09327"
 DEFAULT = FeatureGates.defaults()
 CC_OFF = FeatureGates.parse("DRAConsumableCapacity=false")
-TAINTS_OFF = FeatureGates.parse("DRADeviceTaints=false")
+TAINTS_OFF = FeatureGates.parse("DRADeviceTaints=false,DRADeviceTaintRules=false")
 
 
 def claim(**exactly: Any) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from webhook.rules.scheduling import workload
 GW = "GenericWorkload=true"
 CLAIMS_ON = GW + ",DRAWorkloadResourceClaims=true"
 TOPO_ON = GW + ",TopologyAwareWorkloadScheduling=true"
-COMPOSITE_ON = GW + ",CompositePodGroup=true"
+COMPOSITE_ON = GW + ",TopologyAwareWorkloadScheduling=true,CompositePodGroup=true"
 
 
 def tmpl(name: str = "worker", **fields: Any) -> dict[str, Any]:

@@ -44,8 +44,12 @@ class Selector:
         self.request = request
 
     def label(self) -> str:
-        """``class C: selector #i`` or ``selector #i``."""
+        """``class C: selector #i`` or ``selector #i`` (the prefix of an error about it)."""
         return f"class {self.cls}: selector #{self.index}" if self.cls else f"selector #{self.index}"
+
+    def name(self) -> str:
+        """``class C selector #i`` or ``request selector #i`` (which selector said no)."""
+        return f"class {self.cls} selector #{self.index}" if self.cls else f"request selector #{self.index}"
 
     def error(self, detail: str) -> AllocError:
         """A fatal error about this selector (compile or runtime)."""

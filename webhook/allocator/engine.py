@@ -16,6 +16,7 @@ from webhook.allocator.claims import AllocError, Claim, Leaf, _leaf, claim_label
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.model import Device, Model, NodeInfo, _d
 from webhook.allocator.nodesel import parse_node_selector
+from webhook.allocator.pools import Pool
 from webhook.allocator.reasons import Code, Reason, fatal, full, note, rank, text
 from webhook.allocator.search import BudgetExceeded, DeviceResult, Search
 from webhook.gates import Gate
@@ -176,11 +177,21 @@ def _why(s: Search) -> list[Reason]:
     then the pool defects, or "cannot allocate all claims" when there is nothing to say."""
     reasons = sorted(s.reasons.items(), key=lambda kv: (rank(kv[0]), -kv[1], text(kv[0])))
     out = [r._replace(number=n) if r.code == Code.SELECTOR_FALSE else r for r, n in reasons[:3]]
-    out += [Reason(Code.POOL_INCOMPLETE, pool=p.label()) for p in s.pools if p.incomplete]
-    if s.invalid_pools():
-        p = s.invalid_pools()[0]
-        out.append(Reason(Code.POOL_INVALID, pool=p.label(), detail=p.invalid_reason))
+    out += [Reason(Code.POOL_INCOMPLETE, pool=p.label()) for p in s.pools if p.incomplete and _relevant(s, p)]
+    invalid = [p for p in s.invalid_pools() if _relevant(s, p)]
+    if invalid:
+        out.append(Reason(Code.POOL_INVALID, pool=invalid[0].label(), detail=invalid[0].invalid_reason))
     return out or [Reason(Code.NO_ALLOCATION)]
+
+
+def _relevant(s: Search, pool: Pool) -> bool:
+    """Whether some request of the search could select a device the pool publishes (in any of
+    its slices, gate-filtered or not): reasons never name pools a request could not use."""
+    leaves = [leaf for c in s.claims for r in c.requests
+              for leaf in ((r.leaf,) if r.leaf is not None else r.subrequests)]
+    key = (pool.driver, pool.name)
+    return any(s.could_select(leaf, d) for sl in s.model.all_slices if sl.pool_key() == key
+               for d in sl.devices for leaf in leaves)
 
 
 OUT_OF_TIME = note("deadline reached before every device was checked")

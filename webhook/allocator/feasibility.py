@@ -13,12 +13,14 @@ from typing import Any
 
 from webhook.allocator.engine import CUT_SHORT, JOINT, PER_CLAIM, Outcome, allocate, claims_from_template
 from webhook.allocator.model import _d, _l, model_for
-from webhook.allocator.reasons import warning
+from webhook.allocator.reasons import Reason, body, warning
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
 
 WARNINGS_MAX = 3
 """Feasibility adds at most this many warnings (the most useful reasons first)."""
+WARNING_LENGTH_MAX = 120
+"""The apiserver's guidance for one warning; ours are worded to fit it."""
 PREFIX = "feasibility: "
 
 
@@ -88,15 +90,72 @@ def _name(obj: Any) -> str:
 
 
 def warnings_for(outcome: Outcome, about: str) -> list[str]:
-    """Warnings for an outcome: [] when feasible."""
+    """Warnings for an outcome: [] when feasible. Each fits ``WARNING_LENGTH_MAX`` by its wording."""
     if outcome.feasible:
         return []
     if outcome.kind == CUT_SHORT:
         return [f"{PREFIX}{outcome.message}; could not confirm that {about} can be allocated"]
     ranked = outcome.ranked()
-    first = warning(ranked[0]) if ranked else outcome.message
-    return [f"{PREFIX}no node can allocate {about}: {first}"] + [
-        f"{PREFIX}{warning(r)}" for r in ranked[1:WARNINGS_MAX]]
+    if not ranked:
+        return [f"{PREFIX}no node can allocate {about}: {outcome.message}"]
+    return [warning_line(ranked[0], about)] + [warning_line(r) for r in ranked[1:WARNINGS_MAX]]
+
+
+def warning_line(r: Reason, about: str = "") -> str:
+    """One feasibility warning for ``r``; with ``about`` the first one ("no node can allocate ...").
+
+    Request reasons name the claim, the request and its DeviceClass. Wordings from the fullest
+    to the tersest are tried (the node goes last: it is not a key fact); only when even the
+    tersest passes ``WARNING_LENGTH_MAX`` are the longest names shortened in the middle.
+    """
+    r = r._replace(claim=r.claim.rpartition("/")[2])
+    for tier in (0, 1, 2, 3) if about else (1, 2, 3):
+        line = _worded(r, about, tier)
+        if len(line) <= WARNING_LENGTH_MAX:
+            return line
+    return _squeezed(r, about)
+
+
+def _worded(r: Reason, about: str, tier: int) -> str:
+    """Tier 0: "no node can allocate <about>: ..."; 1: "claim C request R (class K): ... on N";
+    2: the same without the node; 3: "claim C/R (K): ..."."""
+    if not r.request:
+        return f"{PREFIX}no node can allocate {about}: {warning(r)}" if tier == 0 else f"{PREFIX}{warning(r)}"
+    named = r.selector.startswith("class ")  # the selector already names the class
+    who = f"request {r.request}" + (f" (class {r.device_class})" if r.device_class and not named else "")
+    what = body(r) + (f" on {r.node}" if r.node and tier < 2 else "")
+    if tier == 0:
+        return f"{PREFIX}no node can allocate {about}: {who}: {what}"
+    if tier == 3:
+        cls = f" ({r.device_class})" if r.device_class and not named else ""
+        return f"{PREFIX}claim {r.claim}/{r.request}{cls}: {what}"
+    return f"{PREFIX}claim {r.claim} {who}: {what}"
+
+
+_NAMES = ("claim", "device_class", "node", "device", "pool", "counter", "counter_set", "capacity",
+          "attribute", "request", "selector")
+
+
+def _squeezed(r: Reason, about: str) -> str:
+    """The tersest line with its longest names shortened in the middle until it fits."""
+    line = _worded(r, about, 3)
+    while len(line) > WARNING_LENGTH_MAX:
+        name = max(_NAMES, key=lambda f: len(getattr(r, f)))
+        value = getattr(r, name)
+        if len(value) <= 12:
+            break  # nothing left worth shortening; the response builder clips what remains
+        shorter: dict[str, Any] = {name: middle(value, max(12, len(value) - (len(line) - WARNING_LENGTH_MAX)))}
+        r = r._replace(**shorter)
+        line = _worded(r, about, 3)
+    return line
+
+
+def middle(name: str, n: int) -> str:
+    """``name`` in at most ``n`` characters: its start and end around ``...``."""
+    if len(name) <= n:
+        return name
+    keep = n - 3
+    return name[: (keep + 1) // 2] + "..." + name[len(name) - keep // 2:]
 
 
 def feasibility_warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGates, *,

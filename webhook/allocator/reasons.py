@@ -42,6 +42,7 @@ class Code(StrEnum):
     POOL_INVALID = "pool-invalid"
     CLAIM_NOT_ON_NODE = "allocated-claim-not-on-node"
     SELECTOR_FALSE = "selector-false"
+    BINDING_OFF = "binding-conditions-gate-off"
     ALL_NONE = "no-device-for-all"
     NO_DEVICES = "no-devices-on-node"
     NO_ALLOCATION = "cannot-allocate"
@@ -55,7 +56,7 @@ _RANK: dict[Code, int] = {
     Code.CONSTRAINT_UNSATISFIED: 1, Code.MATCH_TOO_FEW: 1,
     Code.IN_USE: 2, Code.NODE_OPERATIONS: 2, Code.COUNTERS_GATE_OFF: 2, Code.TOO_FEW: 2, Code.AT_MOST: 2,
     Code.OVER_LIMIT: 2, Code.POOL_INCOMPLETE: 2, Code.POOL_INVALID: 2, Code.CLAIM_NOT_ON_NODE: 2,
-    Code.SELECTOR_FALSE: 3, Code.ALL_NONE: 3,
+    Code.SELECTOR_FALSE: 3, Code.BINDING_OFF: 3, Code.ALL_NONE: 3,
     Code.NO_DEVICES: 4, Code.NO_ALLOCATION: 4, Code.NO_NODES: 4,
 }
 """Most useful first: fatal errors and empty group intersections; exhausted counters and
@@ -71,6 +72,10 @@ class Reason(NamedTuple):
     """The claim label (``namespace/name``)."""
     request: str = ""
     """The request, or ``request/subrequest``."""
+    device_class: str = ""
+    """The DeviceClass of the request."""
+    selector: str = ""
+    """Which selector: ``class C selector #i`` or ``request selector #i``."""
     node: str = ""
     device: str = ""
     pool: str = ""
@@ -127,7 +132,9 @@ _BODY: dict[Code, Callable[[Reason], str]] = {
     Code.POOL_INVALID: lambda r: ("invalid resource pools were encountered" if not r.pool else
                                   f"invalid resource pools were encountered: {r.pool}: {r.detail}"),
     Code.CLAIM_NOT_ON_NODE: lambda r: f"resourceclaim {r.claim} not available on the node",
-    Code.SELECTOR_FALSE: lambda r: "selector false" + (f" for {r.number} devices" if r.number > 1 else ""),
+    Code.SELECTOR_FALSE: lambda r: f"{r.selector or 'selector'} false" + (
+        f" for {r.number} devices" if r.number > 1 else ""),
+    Code.BINDING_OFF: lambda r: f"device {r.device} has binding conditions (DRADeviceBindingConditions off)",
     Code.ALL_NONE: lambda r: "no device matches the class and selectors (All)",
     Code.NO_DEVICES: lambda r: f"no devices on node {r.node}",
     Code.NO_ALLOCATION: lambda r: "cannot allocate all claims",

@@ -51,6 +51,7 @@ from webhook.allocator.claims import (
     Claim,
     Leaf,
     Request,
+    Selector,
     too_many_devices,
 )
 from webhook.allocator.constraints import ConstraintState
@@ -61,6 +62,9 @@ from webhook.allocator.pooluse import PoolUse, Undo
 from webhook.allocator.prune import SKIP, STOP, Pruner, Window
 from webhook.allocator.reasons import Code, Reason, fatal
 from webhook.gates import Gate
+
+BINDING = "binding"
+"""``_misfit``: a device with binding conditions while their gates are off."""
 
 
 class BudgetExceeded(Exception):
@@ -131,7 +135,7 @@ class Search:
         self.use = PoolUse(allocated)
         self.constraints = [ConstraintState(c, self.gates) for c in claims]
         self.results: list[list[DeviceResult]] = [[] for _ in claims]
-        self.eligible: dict[tuple[int, int], bool] = {}
+        self.misfits: dict[tuple[int, int], Selector | str | None] = {}
         self.consumed: dict[tuple[int, int], Consumed | Reason | CapacityError] = {}
         self.all_sets: dict[int, list[Device]] = {}
         self.pruner = Pruner(self)
@@ -169,11 +173,13 @@ class Search:
             raise BudgetExceeded(self.steps, "deadline")
 
     def _reason(self, ci: int, leaf: Leaf, code: Code, **fields: Any) -> Reason:
-        return Reason(code, claim=self.claims[ci].label, request=leaf.name, **fields)
+        return Reason(code, claim=self.claims[ci].label, request=leaf.name,
+                      device_class=leaf.cls.name if leaf.cls is not None else "", **fields)
 
     def _of(self, ci: int, leaf: Leaf, r: Reason) -> Reason:
         """``r`` (from capacity, constraints, counters) attributed to claim ``ci`` and ``leaf``."""
-        return r._replace(claim=self.claims[ci].label, request=leaf.name)
+        return r._replace(claim=self.claims[ci].label, request=leaf.name,
+                          device_class=leaf.cls.name if leaf.cls is not None else "")
 
     # ---------------------------------------------------------------- the recursion
     def _one(self, ci: int, ri: int, si: int, slot: int, start: int) -> bool:
@@ -302,35 +308,36 @@ class Search:
         return key in self.allocated.dedicated or key in self.picked
 
     def _eligible(self, leaf: Leaf, dev: Device) -> bool:
-        ck = (id(leaf), dev.uid)
-        got = self.eligible.get(ck)
-        if got is None:
-            got = self._eligible_uncached(leaf, dev)
-            self.eligible[ck] = got
-        return got
+        return self._misfit(leaf, dev) is None
 
-    def _eligible_uncached(self, leaf: Leaf, dev: Device) -> bool:
+    def _misfit(self, leaf: Leaf, dev: Device) -> Selector | str | None:
+        """Why ``leaf`` can never take ``dev``: the first selector that is false, ``BINDING``
+        (binding conditions with their gates off), or None when the device is eligible. Cached."""
+        ck = (id(leaf), dev.uid)
+        if ck in self.misfits:
+            return self.misfits[ck]
+        got: Selector | str | None = None
         if dev.binding and not self.binding_on:
-            return False
-        for sel in leaf.class_selectors:
-            if not selector_matches(self.model, sel, dev):
-                return False
-        for sel in leaf.selectors:
-            if not selector_matches(self.model, sel, dev):
-                return False
-        return True
+            got = BINDING
+        else:
+            got = next((sel for sel in leaf.class_selectors + leaf.selectors
+                        if not selector_matches(self.model, sel, dev)), None)
+        self.misfits[ck] = got
+        return got
 
     def _try(self, ci: int, leaf: Leaf, dev: Device, where: tuple[int, ...],
              all_mode: bool) -> Undo | None:
         """Allocate ``dev`` for one slot of ``leaf``: the undo list, or None (reason noted)."""
         noting = where >= self.frontier
+        # Eligibility first: a reason may only name devices the class and selectors select.
+        misfit = None if all_mode else self._misfit(leaf, dev)
+        if misfit is not None:
+            if noting:
+                self.note(where, self._misfit_reason(ci, leaf, dev, misfit))
+            return None
         if self._in_use(ci, leaf, dev):
             if noting:
                 self.note(where, self._reason(ci, leaf, Code.IN_USE, device=dev.name))
-            return None
-        if not all_mode and not self._eligible(leaf, dev):
-            if noting:
-                self.note(where, self._reason(ci, leaf, Code.SELECTOR_FALSE))
             return None
         fit = self._capacity_fit(ci, leaf, dev) if self.cc else None
         if isinstance(fit, Reason):
@@ -350,6 +357,18 @@ class Search:
             return None
         self._record(ci, leaf, dev, fit, undo)
         return undo
+
+    def _misfit_reason(self, ci: int, leaf: Leaf, dev: Device, misfit: Selector | str) -> Reason:
+        if isinstance(misfit, Selector):
+            return self._reason(ci, leaf, Code.SELECTOR_FALSE, selector=misfit.name())
+        return self._reason(ci, leaf, Code.BINDING_OFF, device=dev.name)
+
+    def could_select(self, leaf: Leaf, dev: Device) -> bool:
+        """Whether ``leaf``'s class and selectors select ``dev`` (a CEL error counts as yes)."""
+        try:
+            return self._misfit(leaf, dev) is None
+        except AllocError:
+            return True
 
     def _capacity_fit(self, ci: int, leaf: Leaf, dev: Device) -> Consumed | Reason:
         """What ``leaf`` consumes on ``dev``, or why it does not fit (next to what is in use)."""

@@ -19,7 +19,7 @@ from webhook.config import Settings
 from webhook.gates import FeatureGates
 
 if TYPE_CHECKING:
-    from webhook.cli.review import Reviewed
+    from webhook.cli.results import Reviewed
     from webhook.cli.simulate import Simulation
 
 

@@ -7,14 +7,19 @@ anything, and nothing parses what another function printed.
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
+import yaml
+
 from webhook.allocator.reasons import text as reason_text
+from webhook.cli.results import Result, Reviewed, Skipped
 
 if TYPE_CHECKING:
     from webhook.cli.compare import Comparison
-    from webhook.cli.review import Reviewed
     from webhook.cli.simulate import Simulation
+    from webhook.cli.testsuite import SuiteResult
 
 COLUMN = 50
 """Width of the ON column in ``--compare-gates`` tables; longer cells end in ``…``."""
@@ -59,26 +64,48 @@ def _onoff(v: bool) -> str:
 
 # ---------------------------------------------------------------- review
 
-def reviews_json(results: list[Reviewed]) -> str:
-    """The AdmissionReview of one object, or a ``kind: List`` of them."""
-    if len(results) == 1:
-        return dump(results[0].answer.review)
-    return dump({"apiVersion": "v1", "kind": "List", "items": [r.answer.review for r in results]})
+def reviews(results: list[Result], output: str) -> tuple[str, list[str]]:
+    """(what to print on stdout, notes for stderr) for ``review -o OUTPUT``."""
+    if output == "text":
+        return "\n".join(review_text(r) if isinstance(r, Reviewed) else skipped_text(r) for r in results), []
+    notes = [f"dra-webhook review: {r.problem}{': failed (--strict)' if r.strict else ': skipped'}"
+             for r in results if isinstance(r, Skipped)]
+    if output == "junit":
+        return junit("dra-webhook review", [review_case(r) for r in results]), []
+    docs = [review_doc(r) for r in results if isinstance(r, Reviewed)]
+    doc: Any = docs[0] if len(docs) == 1 else {"apiVersion": "v1", "kind": "List", "items": docs}
+    return (dump(doc) if output == "json" else yaml_dump(doc)), notes
 
 
-def reviews_text(results: list[Reviewed]) -> str:
-    return "\n".join(review_text(r) for r in results)
+def review_doc(r: Reviewed) -> dict[str, Any]:
+    """The AdmissionReview with both the request we built and the response."""
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": r.request,
+            "response": r.answer.review["response"]}
+
+
+def yaml_dump(doc: Any) -> str:
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1 << 30).rstrip("\n")
+
+
+def skipped_text(r: Skipped) -> str:
+    return f"{r.problem}: {'FAILED (--strict)' if r.strict else 'skipped'}"
+
+
+def review_title(r: Reviewed) -> str:
+    """``Kind namespace/name``."""
+    req = r.outcome.request
+    return f"{req.kind} {req.namespace + '/' if req.namespace else ''}{req.display_name}"
 
 
 def review_text(r: Reviewed) -> str:
     """A readable report of one review: verdict, causes, patch, warnings."""
     req, out, ans = r.outcome.request, r.outcome, r.answer
-    ns = f"{req.namespace}/" if req.namespace else ""
     api = "/".join(filter(None, (req.group, req.version)))
-    lines = [f"{req.kind} {ns}{req.display_name} ({api}, {req.operation}"
-             f"{', dry-run' if req.dry_run else ''}): {'ALLOWED' if ans.allowed else 'DENIED'}"]
-    if not out.handled:
-        lines.append("  (no rules for this kind: passed through)")
+    verdict_ = "NOT CHECKED" if r.strict and r.problem else ("ALLOWED" if ans.allowed else "DENIED")
+    lines = [f"{review_title(r)} ({api}, {req.operation}{', dry-run' if req.dry_run else ''}): {verdict_}"]
+    if r.problem:
+        lines.append(f"  {'error' if r.strict else 'note'}: {r.problem}"
+                     + ("" if r.strict else " (passed through unchecked; --strict fails it)"))
     if not ans.allowed:
         lines.append("  causes:")
         lines.extend(f"    {e.field}: {e.body()}" for e in out.errors)
@@ -90,6 +117,88 @@ def review_text(r: Reviewed) -> str:
     if ans.warnings:
         lines.append("  warnings:")
         lines.extend(f"    - {w}" for w in ans.warnings)
+    return "\n".join(lines)
+
+
+def review_case(r: Result) -> Case:
+    """One JUnit testcase: a denial fails with its causes; an unchecked object fails with --strict."""
+    if isinstance(r, Skipped):
+        return Case(r.origin, r.problem, failure=r.problem if r.strict else "",
+                    skipped="" if r.strict else r.problem)
+    causes = "\n".join(f"{e.field}: {e.body()}" for e in r.outcome.errors)
+    failure = "denied" if not r.answer.allowed else (r.problem if r.strict and r.problem else "")
+    return Case(r.origin, review_title(r), failure=failure, text=causes or r.problem,
+                output="\n".join(r.answer.warnings))
+
+
+@dataclass(frozen=True)
+class Case:
+    """One JUnit testcase."""
+
+    classname: str
+    name: str
+    failure: str = ""
+    """The failure message; "" when the case passed."""
+    text: str = ""
+    skipped: str = ""
+    output: str = ""
+    """``system-out``: warnings and notes."""
+
+
+def junit(suite: str, cases: list[Case]) -> str:
+    """A JUnit XML report with one ``testsuite``, as CI systems read it."""
+    return junit_suites(suite, [(suite, cases)])
+
+
+def junit_suites(name: str, suites: list[tuple[str, list[Case]]]) -> str:
+    """A JUnit XML report: one ``testsuite`` per (name, cases)."""
+    every = [c for _, cases in suites for c in cases]
+    root = ET.Element("testsuites", name=name, tests=str(len(every)),
+                      failures=str(sum(1 for c in every if c.failure)))
+    for suite, cases in suites:
+        _junit_suite(root, suite, cases)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+def _junit_suite(root: ET.Element, suite: str, cases: list[Case]) -> None:
+    failures = sum(1 for c in cases if c.failure)
+    ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)), failures=str(failures),
+                       errors="0", skipped=str(sum(1 for c in cases if c.skipped)))
+    for c in cases:
+        tc = ET.SubElement(ts, "testcase", classname=c.classname, name=c.name)
+        if c.failure:
+            ET.SubElement(tc, "failure", message=c.failure).text = c.text or c.failure
+        elif c.skipped:
+            ET.SubElement(tc, "skipped", message=c.skipped)
+        if c.output:
+            ET.SubElement(tc, "system-out").text = c.output
+
+
+# ---------------------------------------------------------------- test suites
+
+def suites(results: list[SuiteResult], output: str) -> str:
+    """``dra-webhook test``: per suite, each resource that met its expectation or why not."""
+    if output == "junit":
+        return junit_suites("dra-webhook test", [
+            (r.suite.name, [Case(c.origin, c.resource, failure="; ".join(c.failures), text="\n".join(c.failures),
+                                 output="\n".join(c.warnings)) for c in r.cases]) for r in results])
+    if output == "json":
+        return dump({"passed": all(r.passed for r in results), "suites": [
+            {"name": r.suite.name, "file": str(r.suite.file), "passed": r.passed,
+             "cases": [{"resource": c.resource, "file": c.origin, "passed": c.passed, "failures": c.failures}
+                       for c in r.cases]} for r in results]})
+    lines = []
+    for r in results:
+        failed = [c for c in r.cases if not c.passed]
+        lines.append(f"{'ok  ' if r.passed else 'FAIL'} {r.suite.name} ({r.suite.file}): {len(r.cases)} resources, "
+                     f"{len(failed)} failed")
+        for c in failed:
+            lines.append(f"  {c.resource} ({c.origin}):")
+            lines.extend(f"    - {f}" for f in c.failures)
+    total = sum(len(r.cases) for r in results)
+    bad = sum(1 for r in results for c in r.cases if not c.passed)
+    lines.append(f"{len(results)} suite(s), {total} resources, {bad} failed")
     return "\n".join(lines)
 
 

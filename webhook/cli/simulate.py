@@ -19,6 +19,8 @@ from webhook.allocator.reasons import note
 from webhook.cli import render
 from webhook.cli.common import EXIT_USAGE, GATES_HELP, build_settings, load_cluster_state, parse_gate_names
 from webhook.gates import FeatureGates
+from webhook.patch import PatchError, apply_patch
+from webhook.rules.context import RuleContext
 from webhook.rules.registry import by_kind, feasibility_kinds
 from webhook.state.base import ClusterSnapshot
 from webhook.state.files import load_objects_from_file
@@ -60,19 +62,21 @@ class Simulation:
         return 0 if self.outcome.feasible else 1
 
 
-def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot
-                   ) -> tuple[list[dict[str, Any]], list[str]]:
+def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot,
+                   gates: FeatureGates | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """(claims in input order, notes). A PodGroup pulls its claims from the input or the state.
 
-    The objects get the apiserver's defaults first (the caller's job: the allocator takes
-    claims as given). Raises ``BadInput`` for kinds simulate does not take.
+    The objects are first made what the apiserver would store under ``gates``: its defaults
+    (the caller's job: the allocator takes claims as given) and its gate strips (a PodGroup's
+    ``resourceClaims`` are dropped while DRAWorkloadResourceClaims is off). Raises ``BadInput``
+    for kinds simulate does not take.
     """
     kinds = feasibility_kinds()
     for o in objects:
         kind = o.get("kind") if isinstance(o, dict) else None
         if kind not in kinds:
             raise BadInput(f"unsupported kind {kind!r}: simulate takes {', '.join(kinds)}")
-    objects = [_defaulted(o) for o in objects]
+    objects = [_as_stored(o, gates or FeatureGates()) for o in objects]
     groups = [o for o in objects if o.get("kind") == "PodGroup"]
     if len(groups) > 1:
         raise BadInput("simulate takes at most one PodGroup")
@@ -87,9 +91,18 @@ def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot
     return claims, notes
 
 
-def _defaulted(obj: dict[str, Any]) -> dict[str, Any]:
+def _as_stored(obj: dict[str, Any], gates: FeatureGates) -> dict[str, Any]:
+    """``obj`` as a CREATE would store it: the apiserver's defaults, then the gate strips."""
     rules = by_kind(str(obj.get("kind")))
-    return rules.apply_defaults(obj) if rules is not None else obj
+    if rules is None:
+        return obj
+    obj = rules.apply_defaults(obj)
+    mutation = rules.mutate(obj, RuleContext(gates))
+    try:
+        stored: dict[str, Any] = apply_patch(obj, mutation.ops) if mutation.ops else obj
+        return stored
+    except PatchError:  # our bug; simulate the object as given rather than fail
+        return obj
 
 
 def simulate_objects(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gates: FeatureGates,
@@ -97,10 +110,11 @@ def simulate_objects(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, g
     """Allocate the claims in ``objects`` together, in one simulated scheduling cycle."""
     if podgroup_mode not in (JOINT, PER_CLAIM):
         raise BadInput(f"unknown --podgroup-mode {podgroup_mode!r} (want {JOINT} or {PER_CLAIM})")
-    claims, notes = collect_claims(objects, snapshot)
+    claims, notes = collect_claims(objects, snapshot, gates)
     model = model_for(snapshot, gates)
     if node is not None and node not in model.nodes:
-        notes.append(f"node {node} is not in the cluster state")
+        known = ", ".join(list(model.nodes)[:5]) + (", ..." if len(model.nodes) > 5 else "")
+        raise BadInput(f"--node {node}: no such node in the cluster state (nodes: {known or 'none'})")
     if not claims:
         outcome = Outcome()
         outcome.summary = note("no claims to allocate")
@@ -136,6 +150,6 @@ def run(args: argparse.Namespace) -> int:
                                settings, parse_gate_names(args.compare_gates))
         print(render.simulation_comparison(cmp, args.output))
         return cmp.exit_code
-    code, text = run_simulate(objs, snapshot, settings.gates, args.node, args.podgroup_mode, args.output)
-    print(text.rstrip("\n"))
-    return code
+    sim = simulate_objects(objs, snapshot, settings.gates, args.node, args.podgroup_mode)  # BadInput: exit 2
+    print(render.simulation(sim, args.output).rstrip("\n"))
+    return sim.exit_code

@@ -9,15 +9,12 @@ import copy
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, invalid
-from webhook.gates import Gate
-from webhook.patch import op_remove
 from webhook.rules.claims.common import (
     CONFIG_MAX,
     validate_opaque_config,
     validate_selectors,
     within,
 )
-from webhook.rules.claims.mutate import strip_warning
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
 from webhook.rules.names import is_qualified_name, validate_object_meta
@@ -31,20 +28,8 @@ def apply_defaults(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
-    """DRAExtendedResource off drops ``spec.extendedResourceName`` unless the old class has one."""
-    out = Mutation()
-    spec = obj.get("spec") if isinstance(obj, dict) else None
-    if not isinstance(spec, dict) or "extendedResourceName" not in spec:
-        return out
-    if ctx.gates.enabled(Gate.DRA_EXTENDED_RESOURCE):
-        return out
-    old_spec = ctx.old.get("spec") if ctx.is_update() and isinstance(ctx.old, dict) else None
-    if isinstance(old_spec, dict) and old_spec.get("extendedResourceName") is not None:
-        return out
-    p = SPEC.child("extendedResourceName")
-    out.ops.append(op_remove(p))
-    out.warnings.append(strip_warning(Gate.DRA_EXTENDED_RESOURCE, [str(p)]))
-    return out
+    """Nothing to drop: DRAExtendedResource, the one gate of a DeviceClass field, is GA and locked on in 1.37."""
+    return Mutation()
 
 
 def _stored_expressions(old: Any) -> frozenset[str]:

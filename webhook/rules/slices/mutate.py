@@ -211,7 +211,7 @@ _STRIPS: tuple[_Strip, ...] = (
     ),
     (Gate.DRA_LIST_TYPE_ATTRIBUTES, _list_attributes_in_use, _strip_list_attributes),
     (
-        Gate.DRA_RESOURCE_POOL_STATUS,
+        Gate.DRA_PARTITIONABLE_DEVICES_TYPE,
         _pool_status_in_use,
         lambda s: _strip_spec_and_devices(s, ("partitionTypeAttribute",), ()),
     ),
@@ -219,8 +219,7 @@ _STRIPS: tuple[_Strip, ...] = (
 
 
 def _gate_off(gate: Gate, ctx: RuleContext) -> bool:
-    if gate == Gate.DRA_DEVICE_BINDING_CONDITIONS:
-        return not (ctx.gates.enabled(gate) and ctx.gates.enabled(Gate.DRA_RESOURCE_CLAIM_DEVICE_STATUS))
+    # DRADeviceBindingConditions also needs DRAResourceClaimDeviceStatus, which is locked on in 1.37.
     return not ctx.gates.enabled(gate)
 
 
