@@ -56,7 +56,7 @@ def template(meta: Any = None, **exactly: Any) -> dict[str, Any]:
             {("spec.metadata.annotations", T.INVALID)},
             id="bad-annotation-key",
         ),
-        pytest.param({"name": "ignored"}, set(), id="template-name-not-checked"),
+        pytest.param({"name": "x"}, {("spec.metadata.name", T.FORBIDDEN)}, id="template-name-cannot-be-set"),
         pytest.param("x", {("spec.metadata", T.TYPE_INVALID)}, id="metadata-not-an-object"),
     ],
 )

@@ -13,6 +13,7 @@ compile-time checks in ``check`` (see docs/cel.md for the choice). No I/O, no ku
 from __future__ import annotations
 
 from webhook.cel.compile import (
+    DERIVED_TOTAL_MAX_COST,
     MAX_EXPRESSION_LENGTH,
     CelCompileError,
     CelRuntimeError,
@@ -26,6 +27,6 @@ from webhook.cel.compile import (
 )
 
 __all__ = [
-    "MAX_EXPRESSION_LENGTH", "CelCompileError", "CelRuntimeError", "DeviceView", "Selector",
+    "DERIVED_TOTAL_MAX_COST", "MAX_EXPRESSION_LENGTH", "CelCompileError", "CelRuntimeError", "DeviceView", "Selector",
     "cache_info", "clear_cache", "compile_result", "compile_selector", "device_view",
 ]

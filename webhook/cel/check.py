@@ -24,6 +24,7 @@ MAX_TREE_DEPTH = 2600
 
 DEVICE_FIELDS = {"driver": "string", "attributes": "map", "capacity": "map",
                  "allowMultipleAllocations": "bool"}
+"""The fields of ``device``; ``allowMultipleAllocations`` exists only with DRAConsumableCapacity."""
 TYPE_IDENTS = {"int", "uint", "double", "string", "bool", "bytes", "list", "map", "null_type", "type"}
 MACROS = {"all": "bool", "exists": "bool", "exists_one": "bool", "map": "list", "filter": "list"}
 
@@ -90,6 +91,7 @@ class Checker:
     tree: lark.ParseTree
     scope: list[str] = field(default_factory=list)
     cost: int = 0
+    device_fields: dict[str, str] = field(default_factory=lambda: DEVICE_FIELDS)
 
     def run(self) -> tuple[str, int]:
         if tree_depth(self.tree) > MAX_TREE_DEPTH:
@@ -270,9 +272,9 @@ class Checker:
         t = self.visit(target) if isinstance(target, lark.Tree) else DYN
         name = str(name_tok)
         if t == "device":
-            if name not in DEVICE_FIELDS:
+            if name not in self.device_fields:
                 raise self.fail(name_tok, f"undefined field '{name}'")
-            return DEVICE_FIELDS[name]
+            return self.device_fields[name]
         if t == "attrmap":
             return DYN
         if t == "capmap":

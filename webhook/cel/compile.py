@@ -13,6 +13,7 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -22,13 +23,17 @@ from celpy import celtypes
 from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
 
-from webhook.cel.check import MAX_COST, Checker, CheckError
+from webhook.cel.check import DEVICE_FIELDS, MAX_COST, Checker, CheckError
 from webhook.cel.library import FUNCTIONS, CelQuantity, CelSemver, parse_semver, type_name
 from webhook.cel.native import NativeError, NativeEval, NativeFallback, translate
 from webhook.quantity import QuantityError, parse_quantity
 
 MAX_EXPRESSION_LENGTH = 10 * 1024
 """Upstream ``CELSelectorExpressionMaxLength`` (10 Ki bytes)."""
+DERIVED_TOTAL_MAX_COST = 1_000_000
+"""Upstream ``DeviceClaimDerivedAttributeCELMaxCost``: all derived attributes of one claim together."""
+#: Result types a derived attribute may have (cel-go names); lists of them with DRAListTypeAttributes.
+DERIVED_SCALARS = ("bool", "int", "string", "dyn", "Semver")
 CACHE_SIZE = 1024
 _RECURSION_LIMIT = 12_000
 """Evaluation recurses once per parse-tree level; check.MAX_TREE_DEPTH keeps trees below this."""
@@ -37,11 +42,25 @@ _RECURSION_LIMIT = 12_000
 class CelCompileError(ValueError):
     """The expression does not compile; ``message`` is the compiler's text."""
 
-    def __init__(self, message: str, *, too_complex: bool = False) -> None:
+    def __init__(self, message: str, *, too_complex: bool = False, internal: bool = False, cost: int = 0) -> None:
         super().__init__(message)
         self.message = message
         self.too_complex = too_complex
         """True when the expression compiles but its estimated cost exceeds the limit."""
+        self.internal = internal
+        """True when it compiles but no program can be built from it (upstream's InternalError)."""
+        self.cost = cost
+        """The estimated cost when ``too_complex`` (it still counts toward a claim's budget)."""
+
+
+@dataclass(frozen=True)
+class Mode:
+    """What an expression is compiled for: a selector or a derived attribute, under the gates
+    that change the environment (list-valued attributes, the consumable-capacity field)."""
+
+    derived: bool = False
+    list_types: bool = False
+    consumable_capacity: bool = True
 
 
 class CelRuntimeError(RuntimeError):
@@ -280,7 +299,7 @@ def _runtime_message(e: CELEvalError) -> str:
 
 _lock = threading.Lock()
 _env: celpy.Environment | None = None
-_cache: OrderedDict[str, Selector | CelCompileError] = OrderedDict()
+_cache: OrderedDict[tuple[str, Mode], Selector | CelCompileError] = OrderedDict()
 
 
 def _environment() -> celpy.Environment:
@@ -292,9 +311,10 @@ def _environment() -> celpy.Environment:
     return _env
 
 
-def _build(expression: str) -> Selector | CelCompileError:
-    if expression == "":
-        return CelCompileError("expression must not be empty")
+def _build(expression: str, mode: Mode) -> Selector | CelCompileError:
+    if expression.strip() == "":
+        return CelCompileError("compilation failed: ERROR: <input>:1:0: Syntax error: mismatched input "
+                               "'<EOF>' expecting an expression")
     if len(expression.encode("utf-8", "surrogatepass")) > MAX_EXPRESSION_LENGTH:
         return CelCompileError(f"must have at most {MAX_EXPRESSION_LENGTH} bytes")
     env = _environment()
@@ -304,14 +324,16 @@ def _build(expression: str) -> Selector | CelCompileError:
         return CelCompileError(_syntax_message(e))
     except (lark.exceptions.LarkError, RecursionError, ValueError) as e:
         return CelCompileError(f"compilation failed: ERROR: <input>:1:1: Syntax error: {e}")
+    fields = DEVICE_FIELDS if mode.consumable_capacity else \
+        {k: v for k, v in DEVICE_FIELDS.items() if k != "allowMultipleAllocations"}
     try:
-        result_type, cost = Checker(tree).run()
+        result_type, cost = Checker(tree, device_fields=fields).run()
     except CheckError as e:
         return CelCompileError(f"compilation failed: {e}")
-    if result_type not in ("bool", "dyn"):
-        return CelCompileError(f"must evaluate to bool, not {result_type}")
+    if (bad := _result_type_error(tree, result_type, mode)) is not None:
+        return CelCompileError(bad)
     if cost > MAX_COST:
-        return CelCompileError("too complex, exceeds cost limit", too_complex=True)
+        return CelCompileError("too complex, exceeds cost limit", too_complex=True, cost=cost)
     functions: dict[str, Callable[..., Any]] = dict(FUNCTIONS, dyn=lambda v: v)
     functions["_&&_"], functions["_||_"] = _logical_and, _logical_or
     program = env.program(tree, functions=functions)
@@ -340,17 +362,48 @@ def _syntax_message(e: CELParseError) -> str:
     return f"compilation failed: ERROR: {where}: Syntax error: unexpected input\n | {body}"
 
 
-def compile_result(expression: str) -> Selector | CelCompileError:
+def _result_type_error(tree: lark.ParseTree, result_type: str, mode: Mode) -> str | None:
+    """Why the result type does not fit the mode: a selector is a bool (or dyn); a derived
+    attribute a scalar, or with list-valued attributes a list of scalars."""
+    if not mode.derived:
+        if result_type in ("bool", "dyn"):
+            return None
+        return f"must evaluate to bool or the unknown type, not {result_type}"
+    if result_type in DERIVED_SCALARS:
+        return None
+    if mode.list_types and result_type == "list" and _scalar_list(tree):
+        return None
+    wanted = "a primitive scalar (string, integer, boolean, semver)" + \
+        (" or a list of these scalars" if mode.list_types else "")
+    return f"must evaluate to {wanted}, not {result_type}"
+
+
+def _scalar_list(tree: lark.ParseTree) -> bool:
+    """A list result whose elements are scalars: a literal list of scalar literals, or any other
+    list expression (its element type is only known at run time)."""
+    node = tree
+    while isinstance(node, lark.Tree) and len(node.children) == 1 and isinstance(node.children[0], lark.Tree):
+        node = node.children[0]
+    if not (isinstance(node, lark.Tree) and node.data == "list_lit"):
+        return True
+    items = [c for c in node.children if isinstance(c, lark.Tree)]
+    exprs = [e for c in items for e in c.children if isinstance(e, lark.Tree)] if items else []
+    return all(Checker(e).run()[0] in DERIVED_SCALARS for e in exprs)
+
+
+def compile_result(expression: str, *, derived: bool = False, list_types: bool = False,
+                   consumable_capacity: bool = True) -> Selector | CelCompileError:
     """Compile (or fetch from the cache) without raising; errors are cached too."""
+    key = (expression, Mode(derived, list_types, consumable_capacity))
     with _lock:
-        hit = _cache.get(expression)
+        hit = _cache.get(key)
         if hit is not None:
-            _cache.move_to_end(expression)
+            _cache.move_to_end(key)
             return hit
-    built = _build(expression)
+    built = _build(expression, key[1])
     with _lock:
-        _cache[expression] = built
-        _cache.move_to_end(expression)
+        _cache[key] = built
+        _cache.move_to_end(key)
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
     return built

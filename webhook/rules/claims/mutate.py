@@ -95,6 +95,7 @@ STRIPS: tuple[tuple[Gate, tuple[tuple[_Walker, str, Callable[[Any], bool]], ...]
     (Gate.DRA_ADMIN_ACCESS, ((_requests, "adminAccess", _non_nil),)),
     (Gate.DRA_CONSUMABLE_CAPACITY, ((_constraints, "distinctAttribute", _non_nil),
                                (_requests, "capacity", _non_nil))),
+    (Gate.DRA_DERIVED_ATTRIBUTES, ((_requests, "derivedAttributes", _non_empty),)),
 )
 
 
