@@ -13,7 +13,6 @@ import time
 
 import celpy
 import pytest
-from webhook.rules.claim_common import validate_cel_expression
 
 from webhook.cel import (
     CelCompileError,
@@ -25,6 +24,8 @@ from webhook.cel import (
 )
 from webhook.cel.cost import MAX_COST, estimate
 from webhook.fielderrors import FieldPath
+from webhook.gates import FeatureGates
+from webhook.rules.claims.common import check_cel
 
 VIEW = device_view("gpu.example.com", {"model": {"string": "a100"}}, {"memory": {"value": "80Gi"}}, False)
 L10 = "[" + ",".join(str(i) for i in range(10)) + "]"
@@ -82,7 +83,7 @@ def test_size_bounds_drive_the_estimate(expr, over):
 def test_over_the_limit_is_denied_at_validation_with_the_apiservers_error():
     path = FieldPath.root("spec").child("devices", "requests").index(0).child("exactly", "selectors").index(0) \
         .child("cel", "expression")
-    errs = validate_cel_expression(quadratic(400), path)
+    errs, _ = check_cel(quadratic(400), path, FeatureGates.defaults())
     assert [(e.type.value, e.field, e.detail) for e in errs] == [
         ("FieldValueForbidden", str(path), "too complex, exceeds cost limit")]
     result = compile_result(quadratic(400))

@@ -31,6 +31,6 @@ from webhook.cel.compile import (
 
 __all__ = [
     "DERIVED_TOTAL_MAX_COST", "MAX_EXPRESSION_LENGTH", "CelCompileError", "CelDeadlineExceeded",
-    "CelRuntimeError", "DeviceView", "Selector", "cache_info", "clear_cache", "compile_result", "compile_selector", "deadline_scope",
-    "device_view",
+    "CelRuntimeError", "DeviceView", "Selector", "cache_info", "clear_cache", "compile_result",
+    "compile_selector", "deadline_scope", "device_view",
 ]

@@ -22,9 +22,9 @@ from webhook.rules.claims.common import (
     FIRST_AVAILABLE_MAX,
     REQUESTS_MAX,
     RequestNames,
+    check_cel,
     merge,
     name_of,
-    check_cel,
     validate_device_class_name,
     validate_opaque_config,
     validate_request_name,
@@ -116,8 +116,9 @@ def validate_device_request(value: Any, path: FieldPath, claim: _Claim) -> list[
         if value is None:
             errs.append(type_error(path, None, "object"))
         return errs
-    name = req.get("name") if isinstance(req.get("name"), str) else ""
-    errs.extend(validate_request_name(req.get("name") or "", path.child("name")))
+    raw_name = req.get("name")
+    name = raw_name if isinstance(raw_name, str) else ""
+    errs.extend(validate_request_name(raw_name or "", path.child("name")))
     fa_path = path.child("firstAvailable")
     first = as_list(req.get("firstAvailable"), fa_path, errs) or []
     exactly = req.get("exactly")

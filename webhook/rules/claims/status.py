@@ -14,7 +14,6 @@ from typing import Any
 from webhook.fielderrors import (
     FieldError,
     FieldPath,
-    duplicate,
     duplicates_by,
     forbidden,
     immutable,
@@ -228,7 +227,8 @@ def _validate_device_statuses(value: Any, allocation: Any) -> list[FieldError]:
         errs.extend(_share_id(dev.get("shareID"), p.child("shareID")))
         if _device_id(dev) not in allocated:
             errs.append(invalid(p, _render_id(_device_id(dev)), "must be an allocated device in the claim"))
-        conditions = dev.get("conditions") if isinstance(dev.get("conditions"), list) else []
+        raw = dev.get("conditions")
+        conditions: list[Any] = raw if isinstance(raw, list) else []
         if len(conditions) > DEVICE_CONDITIONS_MAX:
             errs.append(too_many(p.child("conditions"), len(conditions), DEVICE_CONDITIONS_MAX))
         errs.extend(validate_conditions(conditions, p.child("conditions")))
