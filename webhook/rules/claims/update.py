@@ -28,6 +28,8 @@ POINTERS = frozenset({
 RAW = frozenset({"parameters", "data"})
 #: Maps of quantities (``map[QualifiedName]resource.Quantity``).
 QUANTITY_MAPS = frozenset({"requests", "consumedCapacity"})
+#: Maps of strings: every entry counts, whatever its value.
+STRING_MAPS = frozenset({"labels", "annotations"})
 _ZERO: tuple[Any, ...] = ("", 0, False, [], {})
 
 
@@ -53,6 +55,8 @@ def _member(key: str, value: Any) -> Any:
         return ("raw", value)
     if key in QUANTITY_MAPS and isinstance(value, dict):
         return {k: _quantity(v) for k, v in value.items()}
+    if key in STRING_MAPS and isinstance(value, dict):
+        return dict(value)
     return normal(value)
 
 
