@@ -4,7 +4,7 @@ Upstream (cel-go's estimator with the Kubernetes library's call costs and DRA's 
 prices every node of the checked expression and knows the largest size of every value: a
 device attribute holds at most 64 characters, a domain at most 63, an id at most 32, each map
 at most 32 entries, a literal its own length, ``split()`` at most as many parts as its input has
-characters, ``+`` the sum of both sides. Comprehensions cost their range's largest size times
+characters (each of unknown length), ``+`` the sum of both sides. Comprehensions cost their range's largest size times
 their body, so nested macros multiply. The same model is restated here over celpy's parse tree;
 an expression whose worst case is over ``MAX_COST`` is refused at validation ("too complex,
 exceeds cost limit"). Unit costs are cel-go's: 1 per identifier, field selection, index and
@@ -252,19 +252,26 @@ def _method(name: str, t: Size, sizes: list[Size], arg_nodes: list[lark.ParseTre
     """Cost and result size of ``t.name(args)`` given the receiver's and arguments' sizes."""
     if name in ("lowerAscii", "upperAscii", "trim", "substring"):
         return cost + max(1, _traverse(t.max)), t
-    if name in ("contains", "startsWith", "endsWith", "charAt", "indexOf", "lastIndexOf"):
-        if t.elem is not None and name in ("indexOf", "lastIndexOf"):  # a list: compare each
+    if name in ("indexOf", "lastIndexOf"):
+        if t.elem is not None:  # a list: compare each element
             return cost + t.max * (1 + _traverse(t.elem.max)), _SCALAR
-        return cost + max(1, _traverse(t.max)), Size(1) if name == "charAt" else _SCALAR
+        return cost + max(1, _traverse(t.max)), _SCALAR  # a string: one scan of the receiver
+    if name == "contains" and sizes:  # every position of the receiver against the whole argument
+        return cost + _traverse(t.max) * _traverse(sizes[0].max), _SCALAR
+    if name in ("startsWith", "endsWith") and sizes:  # as long as the argument
+        return cost + _traverse(sizes[0].max), _SCALAR
+    if name == "charAt":
+        return cost + 1, Size(1)
     if name == "matches" and sizes:
         return cost + _regex(t, sizes[0]), _SCALAR
     if name == "split":
-        # Worst case: an empty separator, one part per character, each as long as the input.
+        # Worst case: an empty separator, one part per character. Upstream bounds the number of
+        # parts only: the parts' own sizes are unknown, so comparing or reading one is unbounded.
         parts = t.max
         limit = _int_literal(arg_nodes[1]) if len(arg_nodes) > 1 else None
         if limit is not None and limit >= 0:
             parts = min(parts, limit)
-        return cost + max(1, _traverse(2 * t.max)), Size(parts, t)
+        return cost + max(1, _traverse(2 * t.max)), Size(parts, Size(UNBOUNDED))
     if name == "replace" and len(sizes) >= 2:
         new = sizes[1]
         smallest_old = _literal_len(arg_nodes[0])
