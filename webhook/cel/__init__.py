@@ -14,7 +14,6 @@ compile-time checks in ``check`` (see docs/cel.md for the choice). No I/O, no ku
 from __future__ import annotations
 
 from webhook.cel.compile import (
-    DERIVED_TOTAL_MAX_COST,
     MAX_EXPRESSION_LENGTH,
     CelCompileError,
     CelDeadlineExceeded,
@@ -28,6 +27,7 @@ from webhook.cel.compile import (
     deadline_scope,
     device_view,
 )
+from webhook.cel.modes import DERIVED_TOTAL_MAX_COST
 
 __all__ = [
     "DERIVED_TOTAL_MAX_COST", "MAX_EXPRESSION_LENGTH", "CelCompileError", "CelDeadlineExceeded",

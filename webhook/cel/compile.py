@@ -22,7 +22,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -32,18 +31,17 @@ from celpy import celtypes
 from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError, Evaluator
 
-from webhook.cel.check import DEVICE_FIELDS, Checker, CheckError
+from webhook.cel import extensions
+from webhook.cel.check import DEVICE_FIELDS, Checker, CheckError, ProgramError
 from webhook.cel.cost import MAX_COST, TRAVERSAL, estimate
 from webhook.cel.library import FUNCTIONS, CelQuantity, CelSemver, parse_semver, type_name
+from webhook.cel.modes import Mode, result_type_error
 from webhook.cel.native import NativeError, NativeEval, NativeFallback, translate
 from webhook.quantity import QuantityError, parse_quantity
 
 MAX_EXPRESSION_LENGTH = 10 * 1024
 """Upstream ``CELSelectorExpressionMaxLength`` (10 Ki bytes)."""
-DERIVED_TOTAL_MAX_COST = 1_000_000
-"""Upstream ``DeviceClaimDerivedAttributeCELMaxCost``: all derived attributes of one claim together."""
-#: Result types a derived attribute may have (cel-go names); lists of them with DRAListTypeAttributes.
-DERIVED_SCALARS = ("bool", "int", "string", "dyn", "Semver")
+
 CACHE_SIZE = 1024
 _RECURSION_LIMIT = 12_000
 """Evaluation recurses once per parse-tree level; check.MAX_TREE_DEPTH keeps trees below this."""
@@ -61,16 +59,6 @@ class CelCompileError(ValueError):
         """True when it compiles but no program can be built from it (upstream's InternalError)."""
         self.cost = cost
         """The estimated cost when ``too_complex`` (it still counts toward a claim's budget)."""
-
-
-@dataclass(frozen=True)
-class Mode:
-    """What an expression is compiled for: a selector or a derived attribute, under the gates
-    that change the environment (list-valued attributes, the consumable-capacity field)."""
-
-    derived: bool = False
-    list_types: bool = False
-    consumable_capacity: bool = True
 
 
 class CelRuntimeError(RuntimeError):
@@ -415,8 +403,10 @@ def _build(expression: str, mode: Mode) -> Selector | CelCompileError:
     if len(expression.encode("utf-8", "surrogatepass")) > MAX_EXPRESSION_LENGTH:
         return CelCompileError(f"must have at most {MAX_EXPRESSION_LENGTH} bytes")
     env = _environment()
+    # celpy has no optional-field syntax (a.?b, m[?k]): it is checked as a plain selection.
+    checked = extensions.OPTIONAL_SELECT.sub(lambda m: "." if m.group(0) == ".?" else "[", expression)
     try:
-        tree = env.compile(expression)
+        tree = env.compile(checked)
     except CELParseError as e:
         return CelCompileError(_syntax_message(e))
     except (lark.exceptions.LarkError, RecursionError, ValueError) as e:
@@ -424,11 +414,13 @@ def _build(expression: str, mode: Mode) -> Selector | CelCompileError:
     fields = DEVICE_FIELDS if mode.consumable_capacity else \
         {k: v for k, v in DEVICE_FIELDS.items() if k != "allowMultipleAllocations"}
     try:
-        result_type = Checker(tree, device_fields=fields).run()
+        result_type = Checker(tree, device_fields=fields, list_types=mode.list_types).run()
+    except ProgramError as e:
+        return CelCompileError(str(e), internal=True)
     except CheckError as e:
         return CelCompileError(f"compilation failed: {e}")
     cost = estimate(tree)
-    if (bad := _result_type_error(tree, result_type, mode)) is not None:
+    if (bad := result_type_error(tree, result_type, mode)) is not None:
         return CelCompileError(bad)
     if cost > MAX_COST:
         return CelCompileError("too complex, exceeds cost limit", too_complex=True, cost=cost)
@@ -462,35 +454,6 @@ def _syntax_message(e: CELParseError) -> str:
     where = f"<input>:{e.line or 1}:{e.column or 1}"
     body = "\n | ".join(lines)
     return f"compilation failed: ERROR: {where}: Syntax error: unexpected input\n | {body}"
-
-
-def _result_type_error(tree: lark.ParseTree, result_type: str, mode: Mode) -> str | None:
-    """Why the result type does not fit the mode: a selector is a bool (or dyn); a derived
-    attribute a scalar, or with list-valued attributes a list of scalars."""
-    if not mode.derived:
-        if result_type in ("bool", "dyn"):
-            return None
-        return f"must evaluate to bool or the unknown type, not {result_type}"
-    if result_type in DERIVED_SCALARS:
-        return None
-    if mode.list_types and result_type == "list" and _scalar_list(tree):
-        return None
-    wanted = "a primitive scalar (string, integer, boolean, semver)" + \
-        (" or a list of these scalars" if mode.list_types else "")
-    return f"must evaluate to {wanted}, not {result_type}"
-
-
-def _scalar_list(tree: lark.ParseTree) -> bool:
-    """A list result whose elements are scalars: a literal list of scalar literals, or any other
-    list expression (its element type is only known at run time)."""
-    node = tree
-    while isinstance(node, lark.Tree) and len(node.children) == 1 and isinstance(node.children[0], lark.Tree):
-        node = node.children[0]
-    if not (isinstance(node, lark.Tree) and node.data == "list_lit"):
-        return True
-    items = [c for c in node.children if isinstance(c, lark.Tree)]
-    exprs = [e for c in items for e in c.children if isinstance(e, lark.Tree)] if items else []
-    return all(Checker(e).run() in DERIVED_SCALARS for e in exprs)
 
 
 def compile_result(expression: str, *, derived: bool = False, list_types: bool = False,
