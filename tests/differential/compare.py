@@ -67,11 +67,16 @@ def _prune(value: Any) -> Any:
 
 
 def same_value(a: Any, b: Any) -> bool:
-    """Deep equality, with strings that are quantities compared by value."""
+    """Deep equality, with strings that are quantities compared by value (a quantity written as a
+    JSON number comes back from the apiserver as its canonical string)."""
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, int | float) and not isinstance(a, bool) and isinstance(b, str):
+        a = str(a)
+    if isinstance(b, int | float) and not isinstance(b, bool) and isinstance(a, str):
+        b = str(b)
     if isinstance(a, str) and isinstance(b, str) and a != b:
         qa, qb = try_parse(a), try_parse(b)
         return qa is not None and qb is not None and qa.value == qb.value

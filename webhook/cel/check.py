@@ -34,7 +34,7 @@ METHODS: dict[str, Sig] = {
     "isLessThan": m({_Q, _SV}, 1, 1, "bool"),
     "add": m({_Q}, 1, 1, _Q), "sub": m({_Q}, 1, 1, _Q),
     "asInteger": m({_Q}, 0, 0, "int"), "isInteger": m({_Q}, 0, 0, "bool"),
-    "asApproximateFloat": m({_Q}, 0, 0, "double"), "sign": m({_Q}, 0, 0, "int"),
+    "asApproximateFloat": m({_Q}, 0, 0, "double"),
     "major": m({_SV}, 0, 0, "int"), "minor": m({_SV}, 0, 0, "int"), "patch": m({_SV}, 0, 0, "int"),
     "matches": m({_STR}, 1, 1, "bool", (_STR,)), "startsWith": m({_STR}, 1, 1, "bool", (_STR,)),
     "endsWith": m({_STR}, 1, 1, "bool", (_STR,)), "contains": m({_STR}, 1, 1, "bool", (_STR,)),

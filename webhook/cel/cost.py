@@ -205,6 +205,8 @@ class _Estimator:
             return cost + max(1, _traverse(sizes[0].max)), sizes[0]
         if name == "dyn" and sizes:
             return cost, sizes[0]
+        if name == "type":  # a type value has no size: comparing two is unbounded upstream
+            return cost + 1, _UNKNOWN
         if name in ("url", "ip", "cidr", "isURL", "isIP", "isCIDR") and sizes:
             return cost + max(1, _traverse(sizes[0].max)), sizes[0] if name == "url" else _SCALAR
         return cost + 1, _SCALAR
@@ -352,10 +354,12 @@ def _method(name: str, t: Size, sizes: list[Size], arg_nodes: list[lark.ParseTre
             grown = max(t.max, math.ceil(t.max / smallest_old) * new.max)
         return cost + max(1, _traverse(2 * t.max)), Size(grown)
     if name == "join":
-        # Every element at its largest, plus a separator between each pair.
-        elem = t.elem or _UNKNOWN
+        # Every element at its largest, plus a separator between each pair. Upstream knows the
+        # elements' size only from the device's declared bounds: a device value is dyn there (no
+        # element size at all: 0), any other list's elements are unbounded.
         sep = sizes[0].max if sizes else 0
-        out = Size(t.max * elem.max + max(0, t.max - 1) * sep)
+        elem = 0 if t is _ATTRIBUTE else UNBOUNDED
+        out = Size(t.max * elem + max(0, t.max - 1) * sep)
         return cost + max(1, _traverse(out.max)), out
     if name in ("isSorted", "sum", "min", "max"):
         return cost + 1 + t.max, t.elem or _SCALAR
