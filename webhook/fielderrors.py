@@ -25,6 +25,7 @@ class ErrorType(StrEnum):
     TOO_LONG = "FieldValueTooLong"
     NOT_FOUND = "FieldValueNotFound"
     TYPE_INVALID = "FieldValueTypeInvalid"
+    INTERNAL = "InternalError"
 
     @property
     def label(self) -> str:
@@ -42,10 +43,11 @@ _LABELS = {
     ErrorType.TOO_LONG: "Too long",
     ErrorType.NOT_FOUND: "Not found",
     ErrorType.TYPE_INVALID: "Invalid value",
+    ErrorType.INTERNAL: "Internal error",
 }
 
 # Error types whose rendering never shows the offending value (as upstream's ErrorBody).
-_NO_VALUE = {ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG}
+_NO_VALUE = {ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, ErrorType.INTERNAL}
 
 OMIT = object()
 """Pass as a value to leave it out of the message (upstream's ``field.OmitValueType``)."""
@@ -171,6 +173,12 @@ def invalid(path: FieldPath | str, value: Any, detail: str = "") -> FieldError:
 
 def forbidden(path: FieldPath | str, detail: str = "") -> FieldError:
     return FieldError(ErrorType.FORBIDDEN, str(path), OMIT, detail)
+
+
+def internal(path: FieldPath | str, detail: str) -> FieldError:
+    """Upstream's ``field.InternalError``: the check itself failed (e.g. a CEL program that
+    compiles but cannot be instantiated)."""
+    return FieldError(ErrorType.INTERNAL, str(path), OMIT, detail)
 
 
 def duplicate(path: FieldPath | str, value: Any) -> FieldError:

@@ -97,7 +97,7 @@ _GATES = (
         "off: strips devices[].nodeAllocatableResources")),
     GateSpec(Gate.DRA_OPTIONAL_NODE_OPERATIONS, ALPHA, False, requires=(*_DRA, Gate.NODE_DECLARED_FEATURES),
              effect="off: strips spec.skipNodeOperations from new ResourceSlices"),
-    GateSpec(Gate.DRA_DERIVED_ATTRIBUTES, ALPHA, False, requires=_DRA, effect="off: derivedAttributes rejected"),
+    GateSpec(Gate.DRA_DERIVED_ATTRIBUTES, ALPHA, False, requires=_DRA, effect="off: strips derivedAttributes"),
     GateSpec(Gate.DRA_RESOURCE_POOL_STATUS, ALPHA, False, requires=_DRA,
              effect="ResourcePoolStatusRequest API (not handled here); needed by DRAPartitionableDevicesType"),
     GateSpec(Gate.DRA_PARTITIONABLE_DEVICES_TYPE, ALPHA, False,

@@ -195,7 +195,7 @@ def test_double_errors_report_the_first_operand_error_on_both_paths():
     f'{A}.index < 4',
     f'{A}.index == 3u',
     f'{A}.model == "A100" || {A}.model.lowerAscii() == "a100"',
-    'device.attributes.model == "A100"',
+    'device.attributes.gpu.model == "A100"',  # a domain (gpu) selected as a field
     f'{A}.ver.isGreaterThan(semver("not-a-version"))',
     f'{A}.ver.isGreaterThan(semver("v1", true))',
     f'{A}.index + 1 == 4',

@@ -54,11 +54,12 @@ class Disagreement:
 
 
 def _prune(value: Any) -> Any:
-    """Drop what the apiserver's JSON encoding omits (null, [] and {}), the zero values it always
-    encodes, and what it sets itself: both sides then say the same thing the same way."""
+    """Drop what the apiserver's JSON encoding omits (null, [], {} and "": a Go string has no
+    absent value of its own), the zero values it always encodes, and what it sets itself: both
+    sides then say the same thing the same way."""
     if isinstance(value, dict):
         out = {k: _prune(v) for k, v in value.items() if k not in SERVER_SET}
-        return {k: v for k, v in out.items() if v not in (None, [], {}) and
+        return {k: v for k, v in out.items() if v not in (None, [], {}, "") and
                 not (k in ZERO_ENCODED and v == ZERO_ENCODED[k] and type(v) is int)}
     if isinstance(value, list):
         return [_prune(v) for v in value]
@@ -72,6 +73,8 @@ def same_value(a: Any, b: Any) -> bool:
         return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(b, int | float) and not isinstance(b, bool) and isinstance(a, str):
+        a, b = b, a
     if isinstance(a, str | int | float) and isinstance(b, str) and a != b and not isinstance(a, bool):
         qa, qb = try_parse(a), try_parse(b)
         if qa is None or qb is None:
@@ -112,6 +115,8 @@ def stored_spec(obj: Any) -> Any:
         return None
     raw = obj.get("spec")
     spec = _prune(_slice_encoded(raw) if obj.get("kind") == "ResourceSlice" else raw)
+    if spec == {}:
+        return None  # a Go struct: an absent spec is encoded as {}
     if isinstance(spec, dict):
         for f in ADMISSION_SET.get(str(obj.get("kind")), ()):
             spec.pop(f, None)

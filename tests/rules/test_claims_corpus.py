@@ -68,7 +68,9 @@ NULL_OUTCOMES: dict[str, set[str]] = {
     # v1beta1 request shape under v1: neither exactly nor firstAvailable → Required.
     "kep5963-rc-pod-a-v1beta1-shape": {"spec.devices.requests[0]"},
     # Unqualified derived-attribute name in matchAttribute: not fully qualified → Invalid (twice).
-    "kep6080-rc-derived-attributes": {"spec.devices.constraints[0].matchAttribute"},
+    "kep6080-rc-derived-attributes": {"spec.devices.constraints[0].matchAttribute",
+                                      "spec.devices.requests[0].exactly.derivedAttributes[0].name",
+                                      "spec.devices.requests[1].exactly.derivedAttributes[0].name"},
     # Template shape (spec.spec) in a claim: the apiserver drops the unknown field and an empty
     # claim is valid, so it is admitted; our warnings() says spec.spec is not a claim field.
     "kep4815-rc-mig-devices-wrong-shape": set(),

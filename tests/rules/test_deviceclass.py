@@ -49,6 +49,20 @@ SEL = [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]
             {("spec.extendedResourceName", T.INVALID)},
             id="bad-extended-resource-name",
         ),
+        # Found by the differential tests (the declarative ExtendedResourceName format).
+        pytest.param(cls(extendedResourceName="gpu"), {("spec.extendedResourceName", T.INVALID)},
+                     id="extended-resource-name-needs-a-domain"),
+        pytest.param(cls(extendedResourceName="example.kubernetes.io/gpu"), {("spec.extendedResourceName", T.INVALID)},
+                     id="extended-resource-name-not-in-kubernetes-io"),
+        pytest.param(cls(extendedResourceName="deviceclass.resource.kubernetes.io/gpu"),
+                     {("spec.extendedResourceName", T.INVALID)}, id="extended-resource-name-implicit-prefix-refused"),
+        pytest.param(cls(extendedResourceName="requests.example.com/gpu"), {("spec.extendedResourceName", T.INVALID)},
+                     id="extended-resource-name-requests-prefix"),
+        pytest.param(cls(config=[{"opaque": None}]), {("spec.config[0].opaque", T.REQUIRED)},
+                     id="config-opaque-required-at-opaque"),
+        pytest.param(cls(selectors=[{"cel": {"expression": ""}}, {"cel": {}}]),
+                     {("spec.selectors[0].cel.expression", T.INVALID), ("spec.selectors[1].cel.expression", T.INVALID)},
+                     id="empty-expression-is-a-syntax-error"),
     ],
 )
 def test_deviceclass_create(obj: dict[str, Any], want: set[tuple[str, T]]) -> None:
@@ -60,8 +74,10 @@ def test_stored_selectors_are_not_recompiled_on_update() -> None:
     old = cls(selectors=bad)
     ctx = RuleContext(DEFAULT, "UPDATE", old)
     assert dc.validate_update(cls(selectors=bad), old, ctx) == []
+    # Any change to the list (here one more selector) compiles every selector again.
     new = cls(selectors=bad + [{"cel": {"expression": "device.other"}}])
-    assert {e.field for e in dc.validate_update(new, old, ctx)} == {"spec.selectors[1].cel.expression"}
+    assert {e.field for e in dc.validate_update(new, old, ctx)} == {"spec.selectors[0].cel.expression",
+                                                                     "spec.selectors[1].cel.expression"}
 
 
 def test_extended_resource_name_is_kept_the_gate_is_locked_on() -> None:

@@ -154,12 +154,27 @@ def test_update_keeps_gated_field_when_old_uses_it(old_exactly: dict[str, Any], 
         pytest.param(claim(count=1), set(), id="unchanged-spec"),
         pytest.param(claim(count=1, selectors=[]), set(), id="empty-list-equals-absent"),
         pytest.param(claim(count=2), {("spec", T.INVALID)}, id="RC-UPD-1-count-changed"),
+        # Found by the differential tests: a changed spec gets the immutability error only (the
+        # declarative tags stop there too), however invalid the new spec is.
+        pytest.param(claim(count=2, allocationMode="Bogus", tolerations=[{"operator": "Bogus"}]),
+                     {("spec", T.INVALID)}, id="RC-UPD-1-changed-spec-not-validated-again"),
     ],
 )
 def test_main_update_spec_is_immutable(new: dict[str, Any], want: set[tuple[str, T]]) -> None:
     old = claim(count=1)
     _, _, errs = run(new, RuleContext(DEFAULT, "UPDATE", old))
     assert errs == want
+
+
+def test_null_spec_equals_a_stored_empty_one() -> None:
+    """Go's semantic equality: a null spec and a stored ``{"devices": {"requests": null}}`` are
+    both the zero ResourceClaimSpec (found by the differential tests)."""
+    old = claim()
+    old["spec"] = {"devices": {"requests": None}}
+    new = copy.deepcopy(old)
+    new["spec"] = None
+    _, _, errs = run(new, RuleContext(DEFAULT, "UPDATE", old))
+    assert errs == set()
 
 
 def test_immutable_message() -> None:
@@ -205,11 +220,50 @@ RES = "status.allocation.devices.results[0]"
             },
             id="RC-ST-4-result-fields",
         ),
+        # Found by the differential tests.
+        pytest.param(allocated(claim(), device="", pool="a" * 254),
+                     {(RES + ".device", T.INVALID), (RES + ".pool", T.TOO_LONG), (RES + ".pool", T.INVALID)},
+                     id="RC-ST-4-empty-device-is-invalid-long-pool-both-errors"),
+        pytest.param(allocated(claim(), bindingConditions=["a", "a", "-b"], bindingFailureConditions=["a"]),
+                     {(RES + ".bindingConditions[1]", T.DUPLICATE), (RES + ".bindingConditions[2]", T.INVALID),
+                      (RES + ".bindingFailureConditions[0]", T.INVALID)},
+                     id="RC-ST-9-binding-conditions-unique-no-overlap"),
+        pytest.param(allocated(claim(), bindingConditions=["a"]), {(RES + ".bindingFailureConditions", T.INVALID)},
+                     id="RC-ST-9-binding-conditions-need-failure-conditions"),
+        pytest.param(allocated(claim(), bindingConditions=["a", "b", "c", "d", "e"], bindingFailureConditions=["f"]),
+                     {(RES + ".bindingConditions", T.TOO_MANY)}, id="RC-ST-9-at-most-four-binding-conditions"),
+        pytest.param(allocated(claim(), tolerations=[{"key": "k", "value": "-v"}, {"operator": "Bogus"}]),
+                     {(RES + ".tolerations[0].value", T.INVALID), (RES + ".tolerations[1].operator", T.NOT_SUPPORTED)},
+                     id="RC-ST-10-result-tolerations-defaulted-then-checked"),
     ],
 )
 def test_status_first_allocation(new: dict[str, Any], want: set[tuple[str, T]]) -> None:
-    _, _, errs = run(new, status_ctx(claim()))
+    _, _, errs = run(rc.apply_defaults(new), status_ctx(claim()))
     assert errs == want
+
+
+def test_status_skip_node_operations() -> None:
+    """Found by the differential tests: the enum and duplicates (declarative) and the rule that
+    NodePrepareResources is skipped only with NodeUnprepareResources (by hand)."""
+    new = allocated(claim(), skipNodeOperations=["NodePrepareResources", "NodePrepareResources", "Bogus"])
+    _, _, errs = run(new, status_ctx(claim(), FeatureGates.parse(
+        "DRAOptionalNodeOperations=true,NodeDeclaredFeatures=true")))
+    assert errs == {(RES + ".skipNodeOperations", T.INVALID), (RES + ".skipNodeOperations[1]", T.DUPLICATE),
+                    (RES + ".skipNodeOperations[2]", T.NOT_SUPPORTED)}
+    out, warnings, errs = run(new, status_ctx(claim()))
+    assert "skipNodeOperations" not in out["status"]["allocation"]["devices"]["results"][0] and errs == set()
+    assert warnings == [f"DRAOptionalNodeOperations is off: removed {RES}.skipNodeOperations"]
+
+
+def test_status_node_selector_and_device_data() -> None:
+    new = allocated(claim())
+    new["status"]["allocation"]["nodeSelector"] = {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [""]}]}]}
+    dev = {"driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0", "data": [1]}
+    new["status"]["devices"] = [dev]
+    _, _, errs = run(new, status_ctx(claim()))
+    assert errs == {("status.allocation.nodeSelector.nodeSelectorTerms[0].matchFields[0].values[0]", T.INVALID),
+                    ("status.devices[0].data", T.INVALID)}
 
 
 def test_status_results_too_many_short_circuits() -> None:

@@ -56,7 +56,18 @@ def template(meta: Any = None, **exactly: Any) -> dict[str, Any]:
             {("spec.metadata.annotations", T.INVALID)},
             id="bad-annotation-key",
         ),
-        pytest.param({"name": "ignored"}, set(), id="template-name-not-checked"),
+        pytest.param({"name": "x"}, {("spec.metadata.name", T.FORBIDDEN)}, id="template-name-cannot-be-set"),
+        # Found by the differential tests: only labels and annotations may be set; upstream names
+        # the field by its Go name with the first letter lower-cased (UID -> uID).
+        pytest.param({"uid": "0b4b5b5e-8f5e-4c6e-9f3e-2b7c1a0d9e8f"}, {("spec.metadata.uID", T.FORBIDDEN)},
+                     id="template-uid-cannot-be-set"),
+        pytest.param({"finalizers": []}, {("spec.metadata.finalizers", T.FORBIDDEN)},
+                     id="template-empty-finalizers-are-set"),
+        pytest.param({"deletionGracePeriodSeconds": 0}, {("spec.metadata.deletionGracePeriodSeconds", T.FORBIDDEN)},
+                     id="template-zero-grace-period-is-set"),
+        pytest.param({"generation": 0, "labels": {}}, set(), id="template-zero-generation-is-not-set"),
+        pytest.param({"annotations": {"k": "a" * (256 * 1024)}}, {("spec.metadata.annotations", T.TOO_LONG)},
+                     id="template-annotations-over-256ki"),
         pytest.param("x", {("spec.metadata", T.TYPE_INVALID)}, id="metadata-not-an-object"),
     ],
 )
@@ -75,6 +86,11 @@ def test_template_metadata(meta: Any, want: set[tuple[str, T]]) -> None:
         pytest.param(
             template(capacity={"requests": {"bandwidth": "1000M"}}), set(), id="quantity-semantic-equality"
         ),
+        # Found by the differential tests: the new template is validated whole, then compared.
+        pytest.param(template(allocationMode="All", count=2),
+                     {("spec", T.INVALID), ("spec.spec.devices.requests[0].exactly.count", T.INVALID)},
+                     id="update-revalidates-the-new-template"),
+        pytest.param(template({"labels": {"Key": ""}}), {("spec", T.INVALID)}, id="label-with-empty-value-counts"),
     ],
 )
 def test_template_update(new: dict[str, Any], want: set[tuple[str, T]]) -> None:

@@ -27,9 +27,10 @@ from webhook.cel.compile import (
     deadline_scope,
     device_view,
 )
+from webhook.cel.modes import DERIVED_TOTAL_MAX_COST
 
 __all__ = [
-    "MAX_EXPRESSION_LENGTH", "CelCompileError", "CelDeadlineExceeded", "CelRuntimeError", "DeviceView",
-    "Selector", "cache_info", "clear_cache", "compile_result", "compile_selector", "deadline_scope",
-    "device_view",
+    "DERIVED_TOTAL_MAX_COST", "MAX_EXPRESSION_LENGTH", "CelCompileError", "CelDeadlineExceeded",
+    "CelRuntimeError", "DeviceView", "Selector", "cache_info", "clear_cache", "compile_result",
+    "compile_selector", "deadline_scope", "device_view",
 ]

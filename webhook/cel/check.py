@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 import lark
 
-DYN = "dyn"
+from webhook.cel import extensions
+from webhook.cel.signatures import DYN, TYPE_NAMES, Sig, g, m
+
 MAX_TREE_DEPTH = 2600
 """Deeper parse trees are refused (about 250 nested parentheses, cel-go's parser recursion limit)."""
 
@@ -26,58 +28,46 @@ MACROS = {"all": "bool", "exists": "bool", "exists_one": "bool", "map": "list", 
 _Q, _SV, _STR, _LIST = "Quantity", "Semver", "string", "list"
 
 
-@dataclass(frozen=True)
-class Sig:
-    """The signature of a function or method: receiver types (None for a global function),
-    argument count bounds, result type and argument types."""
-    receivers: frozenset[str] | None
-    min_args: int
-    max_args: int
-    result: str
-    arg_types: tuple[str, ...] = ()
-
-
-def _m(recv: set[str], lo: int, hi: int, result: str, args: tuple[str, ...] = ()) -> Sig:
-    return Sig(frozenset(recv), lo, hi, result, args)
-
-
-def _g(lo: int, hi: int, result: str, args: tuple[str, ...] = ()) -> Sig:
-    return Sig(None, lo, hi, result, args)
-
-
 METHODS: dict[str, Sig] = {
-    "compareTo": _m({_Q, _SV}, 1, 1, "int"),
-    "isGreaterThan": _m({_Q, _SV}, 1, 1, "bool"),
-    "isLessThan": _m({_Q, _SV}, 1, 1, "bool"),
-    "add": _m({_Q}, 1, 1, _Q), "sub": _m({_Q}, 1, 1, _Q),
-    "asInteger": _m({_Q}, 0, 0, "int"), "isInteger": _m({_Q}, 0, 0, "bool"),
-    "asApproximateFloat": _m({_Q}, 0, 0, "double"), "sign": _m({_Q}, 0, 0, "int"),
-    "major": _m({_SV}, 0, 0, "int"), "minor": _m({_SV}, 0, 0, "int"), "patch": _m({_SV}, 0, 0, "int"),
-    "matches": _m({_STR}, 1, 1, "bool", (_STR,)), "startsWith": _m({_STR}, 1, 1, "bool", (_STR,)),
-    "endsWith": _m({_STR}, 1, 1, "bool", (_STR,)), "contains": _m({_STR}, 1, 1, "bool", (_STR,)),
-    "size": _m({_STR, _LIST, "map", "bytes"}, 0, 0, "int"),
-    "lowerAscii": _m({_STR}, 0, 0, _STR), "upperAscii": _m({_STR}, 0, 0, _STR),
-    "trim": _m({_STR}, 0, 0, _STR), "replace": _m({_STR}, 2, 3, _STR),
-    "split": _m({_STR}, 1, 2, _LIST), "substring": _m({_STR}, 1, 2, _STR),
-    "charAt": _m({_STR}, 1, 1, _STR),
-    "indexOf": _m({_STR, _LIST}, 1, 1, "int"), "lastIndexOf": _m({_STR, _LIST}, 1, 1, "int"),
-    "join": _m({_LIST}, 0, 1, _STR), "isSorted": _m({_LIST}, 0, 0, "bool"),
-    "sum": _m({_LIST}, 0, 0, DYN), "min": _m({_LIST}, 0, 0, DYN), "max": _m({_LIST}, 0, 0, DYN),
+    "compareTo": m({_Q, _SV}, 1, 1, "int"),
+    "isGreaterThan": m({_Q, _SV}, 1, 1, "bool"),
+    "isLessThan": m({_Q, _SV}, 1, 1, "bool"),
+    "add": m({_Q}, 1, 1, _Q), "sub": m({_Q}, 1, 1, _Q),
+    "asInteger": m({_Q}, 0, 0, "int"), "isInteger": m({_Q}, 0, 0, "bool"),
+    "asApproximateFloat": m({_Q}, 0, 0, "double"),
+    "major": m({_SV}, 0, 0, "int"), "minor": m({_SV}, 0, 0, "int"), "patch": m({_SV}, 0, 0, "int"),
+    "matches": m({_STR}, 1, 1, "bool", (_STR,)), "startsWith": m({_STR}, 1, 1, "bool", (_STR,)),
+    "endsWith": m({_STR}, 1, 1, "bool", (_STR,)), "contains": m({_STR}, 1, 1, "bool", (_STR,)),
+    "size": m({_STR, _LIST, "map", "bytes"}, 0, 0, "int"),
+    "lowerAscii": m({_STR}, 0, 0, _STR), "upperAscii": m({_STR}, 0, 0, _STR),
+    "trim": m({_STR}, 0, 0, _STR), "replace": m({_STR}, 2, 3, _STR),
+    "split": m({_STR}, 1, 2, _LIST), "substring": m({_STR}, 1, 2, _STR),
+    "charAt": m({_STR}, 1, 1, _STR),
+    "indexOf": m({_STR, _LIST}, 1, 1, "int"), "lastIndexOf": m({_STR, _LIST}, 1, 1, "int"),
+    "join": m({_LIST}, 0, 1, _STR), "isSorted": m({_LIST}, 0, 0, "bool"),
+    "sum": m({_LIST}, 0, 0, DYN), "min": m({_LIST}, 0, 0, DYN), "max": m({_LIST}, 0, 0, DYN),
 }
 GLOBALS: dict[str, Sig] = {
-    "quantity": _g(1, 1, _Q, (_STR,)), "isQuantity": _g(1, 1, "bool", (_STR,)),
-    "semver": _g(1, 2, _SV, (_STR, "bool")), "isSemver": _g(1, 2, "bool", (_STR, "bool")),
-    "size": _g(1, 1, "int"), "has": _g(1, 1, "bool"), "matches": _g(2, 2, "bool", (_STR, _STR)),
-    "int": _g(1, 1, "int"), "uint": _g(1, 1, "uint"), "double": _g(1, 1, "double"),
-    "string": _g(1, 1, _STR), "bool": _g(1, 1, "bool"), "bytes": _g(1, 1, "bytes"),
-    "type": _g(1, 1, "type"), "dyn": _g(1, 1, DYN),
+    "quantity": g(1, 1, _Q, (_STR,)), "isQuantity": g(1, 1, "bool", (_STR,)),
+    "semver": g(1, 2, _SV, (_STR, "bool")), "isSemver": g(1, 2, "bool", (_STR, "bool")),
+    "size": g(1, 1, "int"), "has": g(1, 1, "bool"), "matches": g(2, 2, "bool", (_STR, _STR)),
+    "int": g(1, 1, "int"), "uint": g(1, 1, "uint"), "double": g(1, 1, "double"),
+    "string": g(1, 1, _STR), "bool": g(1, 1, "bool"), "bytes": g(1, 1, "bytes"),
+    "type": g(1, 1, "type"), "dyn": g(1, 1, DYN),
 }
 _NUMERIC = {"int", "uint", "double"}
-_ORDERED = _NUMERIC | {"string", "bool", "bytes"}
+_ORDERED = _NUMERIC | {"string", "bool", "bytes", "duration", "timestamp"}
+_SIZED = {DYN, "string", "bytes", "list", "map"}
+
 
 
 class CheckError(Exception):
     """A compile-time problem; ``str()`` is the cel-go style message."""
+
+
+class ProgramError(CheckError):
+    """The expression checks, but no program can be built from it (a constant regular expression
+    that does not compile, given to ``find``/``findAll``): upstream's InternalError."""
 
 
 @dataclass
@@ -87,6 +77,10 @@ class Checker:
 
     tree: lark.ParseTree
     scope: list[str] = field(default_factory=list)
+    device_fields: dict[str, str] = field(default_factory=lambda: DEVICE_FIELDS)
+    list_types: bool = False
+    """DRAListTypeAttributes: ``includes`` exists."""
+    """The fields of ``device`` (``allowMultipleAllocations`` only with DRAConsumableCapacity)."""
 
     def run(self) -> str:
         """The expression's result type (``dyn`` when not certain). Raises CheckError."""
@@ -200,9 +194,10 @@ class Checker:
         if DYN in (left_t, right_t):  # one side unknown: only the run time can tell
             return DYN
         # No implicit conversions in CEL; bools, maps and our value types have no arithmetic.
-        if left_t != right_t or left_t in ("bool", "map", "Quantity", "Semver", "null"):
-            sym = {"addition_add": "_+_", "addition_sub": "_-_", "multiplication_mul": "_*_",
-                   "multiplication_div": "_/_", "multiplication_mod": "_%_"}.get(str(op_node.data), "?")
+        sym = {"addition_add": "_+_", "addition_sub": "_-_", "multiplication_mul": "_*_",
+               "multiplication_div": "_/_", "multiplication_mod": "_%_"}.get(str(op_node.data), "?")
+        if left_t != right_t or left_t in ("bool", "map", "Quantity", "Semver", "null") or \
+                (sym == "_%_" and left_t not in ("int", "uint")):
             raise self.no_overload(node, sym, [left_t, right_t])
         return left_t
 
@@ -231,14 +226,29 @@ class Checker:
                 "NULL_LIT": "null"}.get(kind, DYN)
 
     def v_list_lit(self, node: lark.ParseTree) -> str:
-        """A list literal (its items are checked)."""
-        self.generic(node)
+        """A list literal: its items all of one type (the environment requires homogeneous literals)."""
+        items = [e for c in node.children if isinstance(c, lark.Tree) for e in self.exprs(c)]
+        self._homogeneous(items)
         return "list"
 
     def v_map_lit(self, node: lark.ParseTree) -> str:
-        """A map literal (its keys and values are checked)."""
-        self.generic(node)
+        """A map literal: keys of one type, values of one type."""
+        entries = [e for c in node.children if isinstance(c, lark.Tree) for e in self.exprs(c)]
+        self._homogeneous(entries[0::2])
+        self._homogeneous(entries[1::2])
         return "map"
+
+    def _homogeneous(self, items: list[lark.ParseTree]) -> None:
+        first: str | None = None
+        for item in items:
+            t = self.value(item)
+            if t in (DYN, "null"):
+                continue
+            if first is None:
+                first = t
+            elif t != first:
+                raise self.fail(item, f"expected type '{TYPE_NAMES.get(first, first)}' but found "
+                                      f"'{TYPE_NAMES.get(t, t)}'")
 
     def v_paren_expr(self, node: lark.ParseTree) -> str:
         """``(x)`` has the type of ``x``."""
@@ -265,9 +275,13 @@ class Checker:
         tok = node.children[0]
         name = str(tok)
         args = self.exprs(node.children[1] if len(node.children) > 1 else None)
-        sig = GLOBALS.get(name)
+        sig = GLOBALS.get(name) or extensions.GLOBALS.get(name)
         if sig is None:
             raise self.fail(tok, f"undeclared reference to '{name}' (in container '')")
+        return self._global_call(tok, name, sig, args)
+
+    def _global_call(self, tok: lark.Token | lark.ParseTree, name: str, sig: Sig,
+                     args: list[lark.ParseTree]) -> str:
         if name == "has":  # a macro, not a function: its argument is not evaluated
             if len(args) != 1 or not _is_field_selection(args[0]):
                 raise self.fail(tok, "invalid argument to has() macro")
@@ -279,7 +293,20 @@ class Checker:
         for t, want in zip(types, sig.arg_types, strict=False):
             if t != DYN and t != want:
                 raise self.no_overload(tok, name, types)
+        if name == "size" and types and types[0] not in _SIZED:
+            raise self.no_overload(tok, name, types)
+        if name == "matches" and len(args) == 2:
+            self._regex_literal(args[1], "matches")
+        if name in ("duration", "timestamp") and args:
+            self._checked_literal(args[0], name)
         return sig.result
+
+    def _checked_literal(self, node: lark.ParseTree, function: str) -> None:
+        """Constant arguments the environment validates at compile time."""
+        value = extensions.string_literal(_unwrap(node))
+        problem = extensions.literal_problem(function, value) if value is not None else None
+        if problem is not None:
+            raise self.fail(node, problem)
 
     v_dot_ident_arg = v_ident_arg
 
@@ -289,13 +316,17 @@ class Checker:
         t = self.visit(target) if isinstance(target, lark.Tree) else DYN
         name = str(name_tok)
         if t == "device":
-            if name not in DEVICE_FIELDS:
+            if name not in self.device_fields:
                 raise self.fail(name_tok, f"undefined field '{name}'")
-            return DEVICE_FIELDS[name]
+            return self.device_fields[name]
         if t == "attrmap":
             return DYN
         if t == "capmap":
             return "Quantity"
+        if t == "map" and isinstance(target, lark.Tree) and _is_device_field(target, ("attributes",)):
+            return "attrmap"
+        if t == "map" and isinstance(target, lark.Tree) and _is_device_field(target, ("capacity",)):
+            return "capmap"
         if t not in (DYN, "map"):
             raise self.fail(name_tok, f"type '{t}' does not support field selection")
         return DYN
@@ -327,15 +358,23 @@ class Checker:
         target, name_tok = node.children[0], node.children[1]
         name = str(name_tok)
         args = self.exprs(node.children[2] if len(node.children) > 2 else None)
-        if name in MACROS:
+        ns = _ident_name(target) if isinstance(target, lark.Tree) else None
+        if ns in extensions.NAMESPACES and ns not in self.scope:
+            return self._namespaced(ns, name_tok, args)
+        if name in MACROS or name in extensions.TWO_VARIABLE_MACROS:
             assert isinstance(target, lark.Tree)  # grammar: member "." IDENT "(" [exprlist] ")"
             return self._macro(target, name_tok, args)
         recv = self.visit(target) if isinstance(target, lark.Tree) else DYN
         if recv in ("attrmap", "capmap"):
             recv = "map"
-        sig = METHODS.get(name)
+        sig = METHODS.get(name) or extensions.METHODS.get(name) or \
+            (extensions.LIST_TYPE_METHODS.get(name) if self.list_types else None)
         if sig is None:
             raise self.fail(name_tok, f"undeclared reference to '{name}' (in container '')")
+        if name in ("matches", "find", "findAll") and args:
+            self._regex_literal(args[0], name)
+        if name == "format" and isinstance(target, lark.Tree):
+            self._checked_literal(target, "format")
         types = [self.value(a) for a in args]
         bad_recv = recv != DYN and sig.receivers is not None and recv not in sig.receivers
         bad_args = not sig.min_args <= len(args) <= sig.max_args or any(
@@ -359,19 +398,56 @@ class Checker:
         if recv not in (DYN, "list", "map", "attrmap", "capmap"):
             raise self.fail(name_tok, f"expression of type '{recv}' cannot be range of a "
                                       "comprehension (must be list, map, or dynamic)")
+        two = extensions.TWO_VARIABLE_MACROS.get(name)
+        if two is not None and len(args) in two[0]:
+            names = [_ident_name(a) for a in args[:2]]
+            if None in names:
+                raise self.fail(name_tok, f"invalid argument to {name}() macro")
+            return self._in_scope([n for n in names if n is not None], args[2:], two[1])
+        if name not in MACROS:
+            raise self.fail(name_tok, f"undeclared reference to '{name}' (in container '')")
         want = (2, 3) if name == "map" else (2, 2)
         if not want[0] <= len(args) <= want[1] or _ident_name(args[0]) is None:
             raise self.fail(name_tok, f"invalid argument to {name}() macro" if args else
                             f"undeclared reference to '{name}' (in container '')")
         var = _ident_name(args[0])
         assert var is not None
-        self.scope.append(var)
+        return self._in_scope([var], args[1:], MACROS[name])
+
+    def _in_scope(self, variables: list[str], body: list[lark.ParseTree], result: str) -> str:
+        """Check ``body`` with ``variables`` in scope; ``result`` is the macro's type (a bind's body's)."""
+        self.scope.extend(variables)
         try:
-            for a in args[1:]:
-                self.visit(a)
+            types = [self.visit(a) for a in body]
         finally:
-            self.scope.pop()
-        return MACROS[name]
+            del self.scope[len(self.scope) - len(variables):]
+        return types[-1] if result == "body" and types else result
+
+    def _namespaced(self, ns: str, name_tok: lark.Token | lark.ParseTree,
+                    args: list[lark.ParseTree]) -> str:
+        """``sets.contains(...)``, ``strings.quote(...)``, ... and the ``cel.bind(v, init, body)`` macro."""
+        name = f"{ns}.{name_tok}"
+        if name == "cel.bind":
+            if len(args) != 3 or _ident_name(args[0]) is None:
+                raise self.fail(name_tok, "invalid argument to bind() macro")
+            self.visit(args[1])
+            var = _ident_name(args[0])
+            assert var is not None
+            return self._in_scope([var], args[2:], "body")
+        sig = extensions.NAMESPACED.get(name)
+        if sig is None:
+            raise self.fail(name_tok, f"undeclared reference to '{name}' (in container '')")
+        return self._global_call(name_tok, name, sig, args)
+
+    def _regex_literal(self, node: lark.ParseTree, function: str) -> None:
+        """A constant regular expression must compile (RE2: no look-around, no back-references)."""
+        pattern = extensions.string_literal(_unwrap(node))
+        if pattern is None or extensions.is_re2(pattern):
+            return
+        if function == "matches":
+            raise self.fail(node, "invalid matches argument")
+        raise ProgramError(f"program instantiation failed: error parsing regexp: invalid regular "
+                           f"expression: `{pattern}`")
 
 
 def tree_depth(tree: lark.ParseTree) -> int:

@@ -31,14 +31,17 @@ from celpy import celtypes
 from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError, Evaluator
 
-from webhook.cel.check import Checker, CheckError
+from webhook.cel import extensions
+from webhook.cel.check import DEVICE_FIELDS, Checker, CheckError, ProgramError
 from webhook.cel.cost import MAX_COST, TRAVERSAL, estimate
 from webhook.cel.library import FUNCTIONS, CelQuantity, CelSemver, parse_semver, type_name
+from webhook.cel.modes import Mode, result_type_error
 from webhook.cel.native import NativeError, NativeEval, NativeFallback, translate
 from webhook.quantity import QuantityError, parse_quantity
 
 MAX_EXPRESSION_LENGTH = 10 * 1024
 """Upstream ``CELSelectorExpressionMaxLength`` (10 Ki bytes)."""
+
 CACHE_SIZE = 1024
 _RECURSION_LIMIT = 12_000
 """Evaluation recurses once per parse-tree level; check.MAX_TREE_DEPTH keeps trees below this."""
@@ -47,11 +50,15 @@ _RECURSION_LIMIT = 12_000
 class CelCompileError(ValueError):
     """The expression does not compile; ``message`` is the compiler's text."""
 
-    def __init__(self, message: str, *, too_complex: bool = False) -> None:
+    def __init__(self, message: str, *, too_complex: bool = False, internal: bool = False, cost: int = 0) -> None:
         super().__init__(message)
         self.message = message
         self.too_complex = too_complex
         """True when the expression compiles but its estimated cost exceeds the limit."""
+        self.internal = internal
+        """True when it compiles but no program can be built from it (upstream's InternalError)."""
+        self.cost = cost
+        """The estimated cost when ``too_complex`` (it still counts toward a claim's budget)."""
 
 
 class CelRuntimeError(RuntimeError):
@@ -375,7 +382,7 @@ def _runtime_message(e: CELEvalError) -> str:
 
 _lock = threading.Lock()
 _env: celpy.Environment | None = None
-_cache: OrderedDict[str, Selector | CelCompileError] = OrderedDict()
+_cache: OrderedDict[tuple[str, Mode], Selector | CelCompileError] = OrderedDict()
 
 
 def _environment() -> celpy.Environment:
@@ -388,28 +395,35 @@ def _environment() -> celpy.Environment:
     return _env
 
 
-def _build(expression: str) -> Selector | CelCompileError:
+def _build(expression: str, mode: Mode) -> Selector | CelCompileError:
     """Compile one expression: length, parse, static checks, result type, cost; then bind the functions."""
-    if expression == "":
-        return CelCompileError("expression must not be empty")
+    if expression.strip() == "":
+        return CelCompileError("compilation failed: ERROR: <input>:1:0: Syntax error: mismatched input "
+                               "'<EOF>' expecting an expression")
     if len(expression.encode("utf-8", "surrogatepass")) > MAX_EXPRESSION_LENGTH:
         return CelCompileError(f"must have at most {MAX_EXPRESSION_LENGTH} bytes")
     env = _environment()
+    # celpy has no optional-field syntax (a.?b, m[?k]): it is checked as a plain selection.
+    checked = extensions.OPTIONAL_SELECT.sub(lambda m: "." if m.group(0) == ".?" else "[", expression)
     try:
-        tree = env.compile(expression)
+        tree = env.compile(checked)
     except CELParseError as e:
         return CelCompileError(_syntax_message(e))
     except (lark.exceptions.LarkError, RecursionError, ValueError) as e:
         return CelCompileError(f"compilation failed: ERROR: <input>:1:1: Syntax error: {e}")
+    fields = DEVICE_FIELDS if mode.consumable_capacity else \
+        {k: v for k, v in DEVICE_FIELDS.items() if k != "allowMultipleAllocations"}
     try:
-        result_type = Checker(tree).run()
+        result_type = Checker(tree, device_fields=fields, list_types=mode.list_types).run()
+    except ProgramError as e:
+        return CelCompileError(str(e), internal=True)
     except CheckError as e:
         return CelCompileError(f"compilation failed: {e}")
     cost = estimate(tree)
-    if result_type not in ("bool", "dyn"):
-        return CelCompileError(f"must evaluate to bool, not {result_type}")
+    if (bad := result_type_error(tree, result_type, mode)) is not None:
+        return CelCompileError(bad)
     if cost > MAX_COST:
-        return CelCompileError("too complex, exceeds cost limit", too_complex=True)
+        return CelCompileError("too complex, exceeds cost limit", too_complex=True, cost=cost)
     # dyn() only changes the static type; celpy has no such function.
     functions: dict[str, Callable[..., Any]] = dict(FUNCTIONS, dyn=lambda v: v)
     functions["_&&_"], functions["_||_"] = _logical_and, _logical_or
@@ -442,19 +456,23 @@ def _syntax_message(e: CELParseError) -> str:
     return f"compilation failed: ERROR: {where}: Syntax error: unexpected input\n | {body}"
 
 
-def compile_result(expression: str) -> Selector | CelCompileError:
-    """Compile (or fetch from the cache) without raising; errors are cached too."""
+def compile_result(expression: str, *, derived: bool = False, list_types: bool = False,
+                   consumable_capacity: bool = True) -> Selector | CelCompileError:
+    """Compile (or fetch from the cache) without raising; errors are cached too. A selector
+    unless ``derived`` (a derived attribute's expression); the flags follow the gates that
+    change the environment."""
+    key = (expression, Mode(derived, list_types, consumable_capacity))
     # The lock guards the LRU only: compiling happens outside it, so two threads may compile
     # the same new expression at once; both get the same answer.
     with _lock:
-        hit = _cache.get(expression)
+        hit = _cache.get(key)
         if hit is not None:
-            _cache.move_to_end(expression)
+            _cache.move_to_end(key)
             return hit
-    built = _build(expression)
+    built = _build(expression, key[1])
     with _lock:
-        _cache[expression] = built
-        _cache.move_to_end(expression)
+        _cache[key] = built
+        _cache.move_to_end(key)
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
     return built

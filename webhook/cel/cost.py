@@ -4,7 +4,7 @@ Upstream (cel-go's estimator with the Kubernetes library's call costs and DRA's 
 prices every node of the checked expression and knows the largest size of every value: a
 device attribute holds at most 64 characters, a domain at most 63, an id at most 32, each map
 at most 32 entries, a literal its own length, ``split()`` at most as many parts as its input has
-characters, ``+`` the sum of both sides. Comprehensions cost their range's largest size times
+characters (each of unknown length), ``+`` the sum of both sides. Comprehensions cost their range's largest size times
 their body, so nested macros multiply. The same model is restated here over celpy's parse tree;
 an expression whose worst case is over ``MAX_COST`` is refused at validation ("too complex,
 exceeds cost limit"). Unit costs are cel-go's: 1 per identifier, field selection, index and
@@ -60,6 +60,10 @@ _DEVICE = Size(len(_DEVICE_FIELDS))
 _WRAPPERS = frozenset(("expr", "conditionalor", "conditionaland", "relation", "addition",
                        "multiplication", "unary", "member", "primary"))
 _MACROS = frozenset(("all", "exists", "exists_one", "map", "filter"))
+#: Two-variable comprehensions (index or key, and value) and whether they build a collection.
+_TWO_VARIABLE = {"all": False, "exists": False, "existsOne": False, "transformList": True,
+                 "transformMap": True, "transformMapEntry": True}
+_NAMESPACES = frozenset(("sets", "strings", "lists", "ip", "optional", "format", "cel"))
 
 
 def _traverse(n: int) -> int:
@@ -201,6 +205,10 @@ class _Estimator:
             return cost + max(1, _traverse(sizes[0].max)), sizes[0]
         if name == "dyn" and sizes:
             return cost, sizes[0]
+        if name == "type":  # a type value has no size: comparing two is unbounded upstream
+            return cost + 1, _UNKNOWN
+        if name in ("url", "ip", "cidr", "isURL", "isIP", "isCIDR") and sizes:
+            return cost + max(1, _traverse(sizes[0].max)), sizes[0] if name == "url" else _SCALAR
         return cost + 1, _SCALAR
 
     n_dot_ident_arg = n_ident_arg
@@ -210,12 +218,73 @@ class _Estimator:
         target_node, name_tok = node.children[0], node.children[1]
         name = str(name_tok)
         arg_nodes = _exprs(node.children[2] if len(node.children) > 2 else None)
+        ns = _ident(target_node) if isinstance(target_node, lark.Tree) else None
+        if ns in _NAMESPACES and ns not in self.scope:
+            return self._namespaced(f"{ns}.{name}", arg_nodes)
+        if name in _TWO_VARIABLE and len(arg_nodes) >= 3 and isinstance(target_node, lark.Tree):
+            return self._two_variable(name, target_node, arg_nodes)
         if name in _MACROS and isinstance(target_node, lark.Tree):
             return self._macro(name, target_node, arg_nodes)
         target_cost, t = self.cost(target_node)
         args = [self.cost(a) for a in arg_nodes]
         cost = target_cost + sum(c for c, _ in args)
         return _method(name, t, [s for _, s in args], arg_nodes, cost)
+
+    def _namespaced(self, name: str, arg_nodes: list[lark.ParseTree]) -> tuple[int, Size]:
+        """``sets.*`` (both sizes multiplied, as the sets library prices them), ``strings.quote``,
+        ``lists.range``, ``cel.bind`` (its initializer once, then the body with the variable)."""
+        if name == "cel.bind" and len(arg_nodes) == 3:
+            init_cost, init = self.cost(arg_nodes[1])
+            body_cost, body = self._with(_ident(arg_nodes[0]), init, arg_nodes[2])
+            return init_cost + body_cost, body
+        args = [self.cost(a) for a in arg_nodes]
+        cost, sizes = sum(c for c, _ in args), [z for _, z in args]
+        if name.startswith("sets.") and len(sizes) == 2:
+            factor = 2 if name == "sets.equivalent" else 1
+            return cost + 1 + factor * sizes[0].max * sizes[1].max, _SCALAR
+        if name == "strings.quote" and sizes:
+            return cost + _traverse(sizes[0].max), Size(2 * sizes[0].max + 2)
+        if name == "lists.range" and arg_nodes:
+            n = _int_literal(arg_nodes[0])
+            return cost + 1, Size(n if n is not None and n >= 0 else UNBOUNDED, _SCALAR)
+        return cost + 1, _SCALAR
+
+    def _with(self, var: str | None, size: Size, node: lark.ParseTree) -> tuple[int, Size]:
+        """The cost of ``node`` with ``var`` bound to a value of ``size``."""
+        saved = self.scope.get(var) if var else None
+        if var:
+            self.scope[var] = size
+        try:
+            return self.cost(node)
+        finally:
+            if var:
+                if saved is None:
+                    self.scope.pop(var, None)
+                else:
+                    self.scope[var] = saved
+
+    def _two_variable(self, name: str, target: lark.ParseTree, args: list[lark.ParseTree]) -> tuple[int, Size]:
+        """A comprehension with two variables (index or key, value): priced like its one-variable
+        form, both variables in scope."""
+        range_cost, r = self.cost(target)
+        first, second = _ident(args[0]), _ident(args[1])
+        key = r.key if r.key is not None else _SCALAR
+        value = r.elem or _UNKNOWN
+        saved = {v: self.scope.get(v) for v in (first, second) if v}
+        for v, size in ((first, key), (second, value)):
+            if v:
+                self.scope[v] = size
+        try:
+            body = [self.cost(a) for a in args[2:]]
+        finally:
+            for v, old in saved.items():
+                if old is None:
+                    self.scope.pop(v, None)
+                else:
+                    self.scope[v] = old
+        step = sum(c for c, _ in body) + (LIST_CREATE + 2 if _TWO_VARIABLE[name] else 4)
+        out = Size(r.max, body[-1][1]) if _TWO_VARIABLE[name] and body else _SCALAR
+        return range_cost + 1 + r.max * step, out
 
     def _macro(self, name: str, target: lark.ParseTree, args: list[lark.ParseTree]) -> tuple[int, Size]:
         """A comprehension: the range once, then its largest size times the loop's step."""
@@ -252,19 +321,30 @@ def _method(name: str, t: Size, sizes: list[Size], arg_nodes: list[lark.ParseTre
     """Cost and result size of ``t.name(args)`` given the receiver's and arguments' sizes."""
     if name in ("lowerAscii", "upperAscii", "trim", "substring"):
         return cost + max(1, _traverse(t.max)), t
-    if name in ("contains", "startsWith", "endsWith", "charAt", "indexOf", "lastIndexOf"):
-        if t.elem is not None and name in ("indexOf", "lastIndexOf"):  # a list: compare each
+    if name in ("indexOf", "lastIndexOf"):
+        if t.elem is not None:  # a list: compare each element
             return cost + t.max * (1 + _traverse(t.elem.max)), _SCALAR
-        return cost + max(1, _traverse(t.max)), Size(1) if name == "charAt" else _SCALAR
-    if name == "matches" and sizes:
-        return cost + _regex(t, sizes[0]), _SCALAR
+        return cost + max(1, _traverse(t.max)), _SCALAR  # a string: one scan of the receiver
+    if name == "contains" and sizes:  # every position of the receiver against the whole argument
+        return cost + _traverse(t.max) * _traverse(sizes[0].max), _SCALAR
+    if name in ("startsWith", "endsWith") and sizes:  # as long as the argument
+        return cost + _traverse(sizes[0].max), _SCALAR
+    if name == "charAt":
+        return cost + 1, Size(1)
+    if name in ("matches", "find", "findAll") and sizes:
+        found = Size(t.max) if name == "find" else Size(t.max, Size(t.max)) if name == "findAll" else _SCALAR
+        return cost + _regex(t, sizes[0]), found
+    if name in ("flatten", "reverse", "slice", "distinct", "sort", "first", "last"):
+        per = 1 + _traverse((t.elem or _SCALAR).max) if name in ("distinct", "sort") else 1
+        return cost + 1 + t.max * per, t if name not in ("first", "last") else (t.elem or _UNKNOWN)
     if name == "split":
-        # Worst case: an empty separator, one part per character, each as long as the input.
+        # Worst case: an empty separator, one part per character. Upstream bounds the number of
+        # parts only: the parts' own sizes are unknown, so comparing or reading one is unbounded.
         parts = t.max
         limit = _int_literal(arg_nodes[1]) if len(arg_nodes) > 1 else None
         if limit is not None and limit >= 0:
             parts = min(parts, limit)
-        return cost + max(1, _traverse(2 * t.max)), Size(parts, t)
+        return cost + max(1, _traverse(2 * t.max)), Size(parts, Size(UNBOUNDED))
     if name == "replace" and len(sizes) >= 2:
         new = sizes[1]
         smallest_old = _literal_len(arg_nodes[0])
@@ -274,10 +354,12 @@ def _method(name: str, t: Size, sizes: list[Size], arg_nodes: list[lark.ParseTre
             grown = max(t.max, math.ceil(t.max / smallest_old) * new.max)
         return cost + max(1, _traverse(2 * t.max)), Size(grown)
     if name == "join":
-        # Every element at its largest, plus a separator between each pair.
-        elem = t.elem or _UNKNOWN
+        # Every element at its largest, plus a separator between each pair. Upstream knows the
+        # elements' size only from the device's declared bounds: a device value is dyn there (no
+        # element size at all: 0), any other list's elements are unbounded.
         sep = sizes[0].max if sizes else 0
-        out = Size(t.max * elem.max + max(0, t.max - 1) * sep)
+        elem = 0 if t is _ATTRIBUTE else UNBOUNDED
+        out = Size(t.max * elem + max(0, t.max - 1) * sep)
         return cost + max(1, _traverse(out.max)), out
     if name in ("isSorted", "sum", "min", "max"):
         return cost + 1 + t.max, t.elem or _SCALAR

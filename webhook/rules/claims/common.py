@@ -6,27 +6,28 @@ Pure; every function takes raw JSON values and returns field errors, never raise
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
-from webhook.cel import MAX_EXPRESSION_LENGTH, compile_result
+from webhook.cel import MAX_EXPRESSION_LENGTH, CelCompileError, compile_result
 from webhook.fielderrors import (
     FieldError,
     FieldPath,
-    duplicate,
+    duplicates_by,
     forbidden,
+    internal,
     invalid,
     not_supported,
     required,
     too_long,
     too_many,
 )
+from webhook.gates import FeatureGates, Gate
 from webhook.rules.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
     is_label_value,
     is_qualified_name,
-    validate_csi_driver_name,
 )
 from webhook.rules.shape import as_list, as_object, type_error
 from webhook.rules.slices import common as slice_common
@@ -36,8 +37,8 @@ SELECTORS_MAX = 32
 CONSTRAINTS_MAX = 32
 CONFIG_MAX = 32
 FIRST_AVAILABLE_MAX = 8
-TOLERATIONS_MAX = 16
 OPAQUE_PARAMETERS_MAX = 10 * 1024
+DRIVER_NAME_MAX = 63
 REQUEST_REF_MSG = ("must be the name of a request in the claim or the name of a request and a "
                    "subrequest separated by '/'")
 
@@ -50,17 +51,25 @@ def within(items: list[Any], limit: int, path: FieldPath, errs: list[FieldError]
     return True
 
 
-def duplicates(keys: Iterable[Any], path: FieldPath) -> list[FieldError]:
-    """Duplicate on every later element whose (hashable, non-None) key was seen before."""
-    seen: set[Any] = set()
-    errs: list[FieldError] = []
-    for i, k in enumerate(keys):
-        if k is None or not isinstance(k, (str, int, tuple)):
-            continue
-        if k in seen:
-            errs.append(duplicate(path.index(i), k))
-        seen.add(k)
-    return errs
+def name_of(item: Any) -> Any:
+    """The key of a list of named entries: the name ("" when absent, as Go reads it); None for
+    an entry that is not an object (a type error reported elsewhere)."""
+    if not isinstance(item, dict):
+        return None
+    name = item.get("name")
+    return name if isinstance(name, str) else "" if name is None else None
+
+
+def merge(by_hand: list[FieldError], declarative: Sequence[FieldError]) -> list[FieldError]:
+    """The apiserver's answer: the handwritten errors, then each declarative one that does not
+    repeat a handwritten error's field and reason (upstream replaces the covered one with it)."""
+    seen = {(e.field, e.type) for e in by_hand}
+    out = list(by_hand)
+    for e in declarative:
+        if (e.field, e.type) not in seen:
+            seen.add((e.field, e.type))
+            out.append(e)
+    return out
 
 
 def is_str(value: Any) -> bool:
@@ -106,17 +115,19 @@ def validate_pool_name(value: Any, path: FieldPath) -> list[FieldError]:
 
 
 class RequestNames:
-    """The names a constraint/config/result may reference: ``req`` or ``req/sub``."""
+    """The names a constraint/config/result may reference: ``req`` or ``req/sub``.
+
+    As upstream's map: a later request of the same name replaces an earlier one, and a request
+    without sub-requests accepts no ``req/sub`` reference."""
 
     def __init__(self, requests: Any) -> None:
         self.subs: dict[str, set[str]] = {}
         for r in requests if isinstance(requests, list) else []:
-            if not isinstance(r, dict) or not isinstance(r.get("name"), str):
+            if not isinstance(r, dict) or not isinstance(r.get("name") or "", str):
                 continue
             fa = r.get("firstAvailable")
-            names = {s.get("name") for s in fa if isinstance(s, dict) and isinstance(s.get("name"), str)} \
+            self.subs[r.get("name") or ""] = {name_of(s) for s in fa if isinstance(s, dict)} \
                 if isinstance(fa, list) else set()
-            self.subs.setdefault(r["name"], set()).update(names)  # type: ignore[arg-type]
 
     def has(self, ref: str) -> bool:
         parts = ref.split("/")
@@ -149,38 +160,36 @@ def validate_request_refs(value: Any, path: FieldPath, names: RequestNames) -> l
         return errs
     for i, ref in enumerate(refs):
         errs.extend(validate_request_ref(ref, path.index(i), names))
-    errs.extend(duplicates(refs, path))
+    errs.extend(duplicates_by(refs, path, lambda r: r if isinstance(r, str) else None))
     return errs
 
 
-def validate_fully_qualified_name(value: Any, path: FieldPath) -> list[FieldError]:
-    """RC-CON-3: a qualified name (RS-QN rules) that really has a domain."""
-    if not isinstance(value, str):
-        return [type_error(path, value, "string")]
-    return slice_common.validate_fully_qualified_name(value, path)
+def check_cel(expr: Any, path: FieldPath, gates: FeatureGates, *, derived: bool = False
+              ) -> tuple[list[FieldError], int]:
+    """RC-EX-6 / RC-DA: length, compile, cost of one expression; (errors, its estimated cost).
 
-
-def validate_cel_expression(expr: Any, path: FieldPath) -> list[FieldError]:
-    """RC-EX-6: length, compile, cost of one ``cel.expression``."""
-    if expr is None or expr == "":
-        return [required(path, "expression must not be empty")]
+    An empty expression is compiled like any other (a syntax error, Invalid)."""
+    if expr is None:
+        expr = ""
     if not isinstance(expr, str):
-        return [type_error(path, expr, "string")]
+        return [type_error(path, expr, "string")], 0
     if len(expr.encode("utf-8", "surrogatepass")) > MAX_EXPRESSION_LENGTH:
-        return [too_long(path, MAX_EXPRESSION_LENGTH)]
-    result = compile_result(expr)
-    if isinstance(result, Exception):
-        if getattr(result, "too_complex", False):
-            return [forbidden(path, "too complex, exceeds cost limit")]
-        return [invalid(path, expr, str(result))]
-    return []
+        return [too_long(path, MAX_EXPRESSION_LENGTH)], 0
+    result = compile_result(expr, derived=derived, list_types=gates.enabled(Gate.DRA_LIST_TYPE_ATTRIBUTES),
+                            consumable_capacity=gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY))
+    if isinstance(result, CelCompileError):
+        if result.too_complex:
+            return [forbidden(path, "too complex, exceeds cost limit")], result.cost
+        if result.internal:
+            return [internal(path, str(result))], 0
+        return [invalid(path, expr, str(result))], 0
+    return [], result.cost
 
 
-def validate_selectors(value: Any, path: FieldPath, skip: frozenset[str] = frozenset()) -> list[FieldError]:
-    """RC-EX-5/6: ≤ 32 selectors, each with a compiling ``cel.expression``.
-
-    ``skip`` holds expressions already stored in the old object (not re-checked, as upstream).
-    """
+def validate_selectors(value: Any, path: FieldPath, gates: FeatureGates, *, stored: bool = False
+                       ) -> list[FieldError]:
+    """RC-EX-5/6: ≤ 32 selectors, each with a ``cel`` whose expression compiles. ``stored``
+    selectors (a DeviceClass UPDATE that leaves them as they were) are not compiled again."""
     errs: list[FieldError] = []
     selectors = as_list(value, path, errs) or []
     if not within(selectors, SELECTORS_MAX, path, errs):
@@ -197,32 +206,54 @@ def validate_selectors(value: Any, path: FieldPath, skip: frozenset[str] = froze
             if sel_d.get("cel") is None:
                 errs.append(required(p.child("cel")))
             continue
-        expr = cel.get("expression")
-        if isinstance(expr, str) and expr in skip:
-            continue
-        errs.extend(validate_cel_expression(expr, p.child("cel", "expression")))
+        if not stored:
+            errs.extend(check_cel(cel.get("expression"), p.child("cel", "expression"), gates)[0])
     return errs
 
 
-def validate_opaque_config(entry: dict[str, Any], path: FieldPath) -> list[FieldError]:
+def driver_name(value: Any, path: FieldPath) -> list[FieldError]:
+    """A driver name (``ValidateCSIDriverName``): required, at most 63 bytes, and lower-cased a DNS
+    subdomain (both of the last two are reported)."""
+    if value is None or value == "":
+        return [required(path)]
+    if not isinstance(value, str):
+        return [type_error(path, value, "string")]
+    errs = [too_long(path, DRIVER_NAME_MAX)] if len(value) > DRIVER_NAME_MAX else []
+    return errs + [invalid(path, value, m) for m in is_dns1123_subdomain(value.lower())]
+
+
+def raw_json_length(value: Any) -> int:
+    """Bytes of ``value`` encoded as the apiserver encodes raw JSON it passes on (Go's encoder:
+    compact, UTF-8, with ``<``, ``>``, ``&``, U+2028 and U+2029 escaped as six-byte sequences)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    extra = 5 * sum(text.count(c) for c in "<>&") + 3 * sum(text.count(c) for c in "\u2028\u2029")
+    return len(text.encode("utf-8", "surrogatepass")) + extra
+
+
+def validate_raw_object(value: Any, path: FieldPath, limit: int, stored: bool = False) -> list[FieldError]:
+    """``validateRawExtension``: required (null is absent), at most ``limit`` bytes unless stored
+    before, a JSON object."""
+    if value is None:
+        return [required(path)]
+    if not stored and raw_json_length(value) > limit:
+        return [too_long(path, limit)]
+    if not isinstance(value, dict):
+        return [invalid(path, "<value omitted>", "must be a valid JSON object")]
+    return []
+
+
+def validate_opaque_config(entry: dict[str, Any], path: FieldPath, stored: bool = False) -> list[FieldError]:
     """RC-CFG-1: the ``opaque`` member of a claim or class config entry (at ``path``)."""
     errs: list[FieldError] = []
     p = path.child("opaque")
     opaque = as_object(entry.get("opaque"), p, errs)
     if opaque is None:
         if entry.get("opaque") is None:
-            errs.append(required(path, "exactly one of `opaque` is required"))
+            errs.append(required(p))
         return errs
-    errs.extend(validate_csi_driver_name(opaque.get("driver"), p.child("driver")))
-    params = opaque.get("parameters")
-    pp = p.child("parameters")
-    if params is None:
-        errs.append(required(pp))
-    elif not isinstance(params, dict):
-        errs.append(invalid(pp, "<value omitted>", "parameters must be a valid JSON object"))
-    elif len(json.dumps(params, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "replace")) \
-            > OPAQUE_PARAMETERS_MAX:
-        errs.append(too_long(pp, OPAQUE_PARAMETERS_MAX))
+    errs.extend(driver_name(opaque.get("driver"), p.child("driver")))
+    errs.extend(validate_raw_object(opaque.get("parameters"), p.child("parameters"), OPAQUE_PARAMETERS_MAX,
+                                    stored))
     return errs
 
 
@@ -244,8 +275,7 @@ def validate_toleration(value: Any, path: FieldPath) -> list[FieldError]:
         if val not in (None, ""):
             errs.append(invalid(path.child("value"), val, "must be empty for operator `Exists`"))
     elif op == "Equal":
-        if val not in (None, ""):
-            errs.extend(validate_label_msgs(val, path.child("value"), is_label_value))
+        errs.extend(validate_label_msgs(val or "", path.child("value"), is_label_value))
     elif op in (None, ""):
         errs.append(required(path.child("operator")))
     else:
@@ -260,11 +290,9 @@ def validate_toleration(value: Any, path: FieldPath) -> list[FieldError]:
 
 
 def validate_tolerations(value: Any, path: FieldPath) -> list[FieldError]:
+    """Every toleration (1.37 sets no limit on their number)."""
     errs: list[FieldError] = []
-    tols = as_list(value, path, errs) or []
-    if not within(tols, TOLERATIONS_MAX, path, errs):
-        return errs
-    for i, t in enumerate(tols):
+    for i, t in enumerate(as_list(value, path, errs) or []):
         errs.extend(validate_toleration(t, path.index(i)))
     return errs
 

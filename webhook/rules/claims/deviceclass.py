@@ -1,6 +1,7 @@
 """DeviceClass (``resource.k8s.io/v1``, cluster-scoped): metadata, selectors (CEL), config,
-extendedResourceName. The spec is mutable; on UPDATE selectors already stored are not
-re-compiled (upstream's ``stored`` ratcheting). Pure.
+extendedResourceName, by hand and by the declarative tags. The spec is mutable; on UPDATE an
+unchanged selector list is not compiled again, nor an unchanged config list size-checked
+(upstream's ``stored`` ratcheting). Pure.
 """
 
 from __future__ import annotations
@@ -8,17 +9,23 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from webhook.fielderrors import FieldError, FieldPath, invalid
+from webhook.fielderrors import FieldError, FieldPath
+from webhook.rules.claims import declarative
 from webhook.rules.claims.common import (
     CONFIG_MAX,
+    merge,
     validate_opaque_config,
     validate_selectors,
     within,
 )
+from webhook.rules.claims.names import extended_resource_name
+from webhook.rules.claims.update import equal
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
-from webhook.rules.names import is_qualified_name, validate_object_meta
-from webhook.rules.shape import as_list, as_object, type_error
+from webhook.rules.names import validate_object_meta
+from webhook.rules.shape import as_list, as_object, mapping, type_error
+
+NO_OLD = declarative.NO_OLD
 
 SPEC = FieldPath.root("spec")
 
@@ -32,46 +39,37 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
     return Mutation()
 
 
-def _stored_expressions(old: Any) -> frozenset[str]:
-    spec = old.get("spec") if isinstance(old, dict) else None
-    sels = spec.get("selectors") if isinstance(spec, dict) else None
-    out = set()
-    for s in sels if isinstance(sels, list) else []:
-        cel = s.get("cel") if isinstance(s, dict) else None
-        if isinstance(cel, dict) and isinstance(cel.get("expression"), str):
-            out.add(cel["expression"])
-    return frozenset(out)
-
-
-def _validate(obj: dict[str, Any], stored: frozenset[str]) -> list[FieldError]:
+def _validate(obj: dict[str, Any], ctx: RuleContext, old: Any) -> list[FieldError]:
+    """``ValidateDeviceClass``: the selectors and the config count as stored (not compiled or
+    size-checked again) when an UPDATE leaves each list as it was."""
     errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=False)
     spec = as_object(obj.get("spec"), SPEC, errs)
     if spec is None:
         return errs
-    errs.extend(validate_selectors(spec.get("selectors"), SPEC.child("selectors"), stored))
+    old_spec = mapping(mapping(old).get("spec")) if old is not NO_OLD else {}
+    stored = old is not NO_OLD and equal(spec.get("selectors"), old_spec.get("selectors"))
+    errs.extend(validate_selectors(spec.get("selectors"), SPEC.child("selectors"), ctx.gates, stored=stored))
+    stored = old is not NO_OLD and equal(spec.get("config"), old_spec.get("config"))
     cp = SPEC.child("config")
     configs = as_list(spec.get("config"), cp, errs) or []
     if within(configs, CONFIG_MAX, cp, errs):
         for i, cfg in enumerate(configs):
             cfg_d = as_object(cfg, cp.index(i), errs)
             if cfg_d is not None:
-                errs.extend(validate_opaque_config(cfg_d, cp.index(i)))
+                errs.extend(validate_opaque_config(cfg_d, cp.index(i), stored))
     ern = spec.get("extendedResourceName")
     if ern is not None:
         ep = SPEC.child("extendedResourceName")
-        if not isinstance(ern, str):
-            errs.append(type_error(ep, ern, "string"))
-        else:
-            errs.extend(invalid(ep, ern, m) for m in is_qualified_name(ern))
-    return errs
+        errs.extend(extended_resource_name(ern, ep) if isinstance(ern, str) else [type_error(ep, ern, "string")])
+    return merge(errs, declarative.device_class_spec(spec, NO_OLD if old is NO_OLD else old_spec, SPEC))
 
 
 def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
-    return _validate(obj, frozenset()) if isinstance(obj, dict) else []
+    return _validate(obj, ctx, NO_OLD) if isinstance(obj, dict) else []
 
 
 def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
-    return _validate(obj, _stored_expressions(old)) if isinstance(obj, dict) else []
+    return _validate(obj, ctx, old) if isinstance(obj, dict) else []
 
 
 def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:

@@ -32,6 +32,17 @@ def default_claim_spec(spec: Any) -> None:
                 _default_request(sub)
 
 
+def default_claim_status(status: Any) -> None:
+    """Apply v1 defaults in place to a ResourceClaimStatus: the operator of allocated devices'
+    tolerations (a DeviceToleration is defaulted wherever it appears)."""
+    alloc = status.get("allocation") if isinstance(status, dict) else None
+    devices = alloc.get("devices") if isinstance(alloc, dict) else None
+    for result in _list(devices.get("results")) if isinstance(devices, dict) else []:
+        for tol in _list(result.get("tolerations")) if isinstance(result, dict) else []:
+            if isinstance(tol, dict) and tol.get("operator") in (None, ""):
+                tol["operator"] = "Equal"
+
+
 def _default_request(r: dict[str, Any]) -> None:
     if r.get("allocationMode") in (None, ""):
         r["allocationMode"] = "ExactCount"
@@ -95,6 +106,7 @@ STRIPS: tuple[tuple[Gate, tuple[tuple[_Walker, str, Callable[[Any], bool]], ...]
     (Gate.DRA_ADMIN_ACCESS, ((_requests, "adminAccess", _non_nil),)),
     (Gate.DRA_CONSUMABLE_CAPACITY, ((_constraints, "distinctAttribute", _non_nil),
                                (_requests, "capacity", _non_nil))),
+    (Gate.DRA_DERIVED_ATTRIBUTES, ((_requests, "derivedAttributes", _non_empty),)),
 )
 
 

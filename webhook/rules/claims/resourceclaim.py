@@ -13,7 +13,7 @@ from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath
 from webhook.patch import op_add, op_remove, op_replace
-from webhook.rules.claims.mutate import default_claim_spec, plan_spec_strips
+from webhook.rules.claims.mutate import default_claim_spec, default_claim_status, plan_spec_strips
 from webhook.rules.claims.spec import validate_claim_spec
 from webhook.rules.claims.status import plan_status_strips, validate_status_update
 from webhook.rules.claims.update import validate_spec_immutable
@@ -31,6 +31,7 @@ def apply_defaults(obj: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(obj)
     if isinstance(out, dict):
         default_claim_spec(out.get("spec"))
+        default_claim_status(out.get("status"))
     return out
 
 
@@ -71,12 +72,15 @@ def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
 
 
 def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
-    """UPDATE: spec immutable (main resource) or the status rules (``/status``)."""
+    """UPDATE of ``/status``: the status rules. Of the main resource: metadata, and the spec must
+    not change (nothing else is checked again, by hand or by the tags: "the only actionable error
+    is the immutability violation")."""
     if not isinstance(obj, dict) or not isinstance(old, dict):
         return []
     if ctx.subresource == "status":
         return validate_status_update(obj, old)
-    return validate_spec_immutable(obj.get("spec"), old.get("spec"), SPEC)
+    errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
+    return errs + validate_spec_immutable(obj.get("spec"), old.get("spec"), SPEC)
 
 
 def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:

@@ -1,5 +1,6 @@
 """ResourceClaimTemplate (``resource.k8s.io/v1``): template metadata and the claim spec rules
-under ``spec.spec`` (via claimspec), gate strips, spec immutability on UPDATE. No status. Pure.
+under ``spec.spec`` (via ``spec.py``), gate strips; an UPDATE is validated whole again and its
+spec must not change. No status. Pure.
 """
 
 from __future__ import annotations
@@ -7,11 +8,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from webhook.fielderrors import FieldError, FieldPath, invalid
+from webhook.fielderrors import FieldError, FieldPath, forbidden, invalid, too_long
 from webhook.rules.claims.common import validate_map_keys
 from webhook.rules.claims.mutate import default_claim_spec, plan_spec_strips
 from webhook.rules.claims.resourceclaim import ADMIN_ACCESS_WARNING, shape_hints, uses_admin_access
-from webhook.rules.claims.spec import validate_claim_spec
+from webhook.rules.claims.spec import NO_OLD, validate_claim_spec
 from webhook.rules.claims.update import validate_spec_immutable
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
@@ -40,39 +41,75 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
     return plan_spec_strips(_claim_spec(obj), CLAIM_SPEC, ctx, _claim_spec(ctx.old))
 
 
+#: ObjectMeta's members besides labels and annotations, and the field name upstream reports for
+#: each (its Go field name, first letter lower-cased: ``UID`` becomes ``uID``).
+TEMPLATE_META_FORBIDDEN = {
+    "name": "name", "generateName": "generateName", "namespace": "namespace", "selfLink": "selfLink",
+    "uid": "uID", "resourceVersion": "resourceVersion", "generation": "generation",
+    "creationTimestamp": "creationTimestamp", "deletionTimestamp": "deletionTimestamp",
+    "deletionGracePeriodSeconds": "deletionGracePeriodSeconds", "ownerReferences": "ownerReferences",
+    "finalizers": "finalizers", "managedFields": "managedFields",
+}
+ANNOTATIONS_MAX_BYTES = 256 * 1024
+
+
 def validate_template_meta(meta: Any, path: FieldPath) -> list[FieldError]:
-    """``ValidateTemplateObjectMeta``: only labels and annotations are checked."""
+    """``ValidateTemplateObjectMeta``: annotations and labels are checked, and nothing else of
+    ObjectMeta may be set (a decoded non-zero value; an empty list is not zero in Go)."""
     errs: list[FieldError] = []
     m = as_object(meta, path, errs)
     if m is None:
         return errs
+    annotations = as_object(m.get("annotations"), path.child("annotations"), errs) or {}
+    errs.extend(validate_map_keys(annotations, path.child("annotations"), lambda k: is_qualified_name(k.lower())))
+    size = sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items() if isinstance(v, str))
+    if size > ANNOTATIONS_MAX_BYTES:
+        errs.append(too_long(path.child("annotations"), ANNOTATIONS_MAX_BYTES))
     labels = as_object(m.get("labels"), path.child("labels"), errs)
     errs.extend(validate_map_keys(labels, path.child("labels"), is_qualified_name))
     for v in (labels or {}).values():
         if isinstance(v, str):
             errs.extend(invalid(path.child("labels"), v, msg) for msg in is_label_value(v))
-    errs.extend(validate_map_keys(m.get("annotations"), path.child("annotations"),
-                                  lambda k: is_qualified_name(k.lower())))
+    for member, reported in TEMPLATE_META_FORBIDDEN.items():
+        if not _zero(member, m.get(member)):
+            errs.append(forbidden(path.child(reported), "cannot be set"))
     return errs
+
+
+def _zero(member: str, value: Any) -> bool:
+    """Go's zero value of an ObjectMeta member after decoding (a pointer or a slice is only nil
+    when absent or null: ``0`` and ``[]`` are set)."""
+    if value is None:
+        return True
+    if member == "generation":
+        return value == 0 and not isinstance(value, bool)
+    return value == "" and member not in ("deletionGracePeriodSeconds", "ownerReferences", "finalizers",
+                                          "managedFields")
 
 
 def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
     if not isinstance(obj, dict):
         return []
+    return _validate(obj, ctx, NO_OLD)
+
+
+def _validate(obj: dict[str, Any], ctx: RuleContext, old: Any) -> list[FieldError]:
     errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
     spec = as_object(obj.get("spec"), SPEC, errs)
     if spec is None:
         return errs
     errs.extend(validate_template_meta(spec.get("metadata"), SPEC.child("metadata")))
-    errs.extend(validate_claim_spec(spec.get("spec"), CLAIM_SPEC, ctx))
+    errs.extend(validate_claim_spec(spec.get("spec"), CLAIM_SPEC, ctx,
+                                    NO_OLD if old is NO_OLD else _claim_spec(old)))
     return errs
 
 
 def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
-    """RC-UPD-1: the whole ``spec`` (template metadata included) is immutable."""
+    """RC-UPD-1: the new template is validated whole (as on CREATE), and its ``spec`` (template
+    metadata included) must not change."""
     if not isinstance(obj, dict) or not isinstance(old, dict):
         return []
-    return validate_spec_immutable(obj.get("spec"), old.get("spec"), SPEC)
+    return _validate(obj, ctx, old) + validate_spec_immutable(obj.get("spec"), old.get("spec"), SPEC)
 
 
 def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:

@@ -1,25 +1,31 @@
-"""ResourceClaimSpec rules (RC-REQ, RC-EX, RC-FA, RC-CON, RC-CFG), shared by claims and templates.
+"""ResourceClaimSpec rules (RC-REQ, RC-EX, RC-FA, RC-CON, RC-CFG, RC-DA), shared by claims and templates.
 
-Owns ``validate_claim_spec(spec, path, ctx)``; the claim passes ``spec``, the template
-``spec.spec``. Paths, error types and messages follow reference/validation.md §2. Pure.
+Owns ``validate_claim_spec(spec, path, ctx, old=NO_OLD)``; the claim passes ``spec``, the template
+``spec.spec``. It is the union of the two passes the apiserver runs: the handwritten rules of
+``pkg/apis/resource/validation`` (restated below) and the declarative tags (``declarative.py``).
+Paths, error types and messages are upstream's. Pure.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from webhook.fielderrors import FieldError, FieldPath, invalid, not_supported, required
+from webhook.cel import DERIVED_TOTAL_MAX_COST
+from webhook.fielderrors import FieldError, FieldPath, duplicates_by, forbidden, invalid, not_supported, required
 from webhook.gates import Gate
 from webhook.quantity import QuantityError, parse_quantity
+from webhook.rules.claims import declarative
 from webhook.rules.claims.common import (
     CONFIG_MAX,
     CONSTRAINTS_MAX,
     FIRST_AVAILABLE_MAX,
     REQUESTS_MAX,
     RequestNames,
-    duplicates,
+    check_cel,
+    merge,
+    name_of,
     validate_device_class_name,
-    validate_fully_qualified_name,
     validate_opaque_config,
     validate_request_name,
     validate_request_refs,
@@ -27,34 +33,64 @@ from webhook.rules.claims.common import (
     validate_tolerations,
     within,
 )
+from webhook.rules.claims.names import fully_qualified_name_by_hand
 from webhook.rules.context import RuleContext
 from webhook.rules.shape import as_list, as_object, type_error
 
 ALLOCATION_MODES = ("All", "ExactCount")
+NO_OLD = declarative.NO_OLD
 
 
-def validate_claim_spec(spec: Any, path: FieldPath, ctx: RuleContext) -> list[FieldError]:
+@dataclass
+class _Claim:
+    """What the rules of one request need from the rest of the claim."""
+
+    ctx: RuleContext
+    constraint_attrs: dict[str, set[str]]
+    """request or ``request/sub`` ("" = every request) -> attribute names its constraints use."""
+    derived_cost: int = 0
+    """The estimated cost of every derived-attribute expression so far."""
+
+    def uses(self, attr: str, request: str) -> bool:
+        parent = request.split("/", 1)[0]
+        return any(attr in self.constraint_attrs.get(k, set()) for k in ("", request, parent))
+
+
+def validate_claim_spec(spec: Any, path: FieldPath, ctx: RuleContext, old: Any = NO_OLD) -> list[FieldError]:
     """Every rule on a ResourceClaimSpec at ``path`` (``spec`` or ``spec.spec``)."""
     errs: list[FieldError] = []
     spec_d = as_object(spec, path, errs)
-    if spec_d is None:
-        return errs
-    devices = as_object(spec_d.get("devices"), path.child("devices"), errs)
-    if devices is None:
-        return errs
-    return errs + validate_device_claim(devices, path.child("devices"), ctx)
+    if spec_d is not None:
+        devices = as_object(spec_d.get("devices"), path.child("devices"), errs)
+        if devices is not None:
+            errs.extend(validate_device_claim(devices, path.child("devices"), ctx))
+    return merge(errs, declarative.claim_spec(spec, old, path))
+
+
+def _constraint_attrs(constraints: Any) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for c in constraints if isinstance(constraints, list) else []:
+        c = c if isinstance(c, dict) else {}
+        attr = c.get("matchAttribute") if c.get("matchAttribute") is not None else c.get("distinctAttribute")
+        if not isinstance(attr, str):
+            continue
+        reqs = c.get("requests") if isinstance(c.get("requests"), list) else []
+        for r in reqs or [""]:
+            out.setdefault(r if isinstance(r, str) else "", set()).add(attr)
+    return out
 
 
 def validate_device_claim(devices: dict[str, Any], path: FieldPath, ctx: RuleContext) -> list[FieldError]:
-    """``spec.devices``: requests, constraints, config."""
+    """``spec.devices``: requests, constraints, config, and the claim's derived-attribute budget."""
     errs: list[FieldError] = []
     names = RequestNames(devices.get("requests"))
+    claim = _Claim(ctx, _constraint_attrs(devices.get("constraints")))
     rp = path.child("requests")
     requests = as_list(devices.get("requests"), rp, errs) or []
     if within(requests, REQUESTS_MAX, rp, errs):
         for i, req in enumerate(requests):
-            errs.extend(validate_device_request(req, rp.index(i), ctx))
-        errs.extend(duplicates((r.get("name") if isinstance(r, dict) else None for r in requests), rp))
+            errs.extend(validate_device_request(req, rp.index(i), claim))
+        errs.extend(duplicates_by(requests, rp, name_of))
     cp = path.child("constraints")
     constraints = as_list(devices.get("constraints"), cp, errs) or []
     if within(constraints, CONSTRAINTS_MAX, cp, errs):
@@ -65,79 +101,115 @@ def validate_device_claim(devices: dict[str, Any], path: FieldPath, ctx: RuleCon
     if within(configs, CONFIG_MAX, fp, errs):
         for i, cfg in enumerate(configs):
             errs.extend(validate_claim_config(cfg, fp.index(i), names))
+    if claim.derived_cost > DERIVED_TOTAL_MAX_COST:
+        errs.append(forbidden(path, "too complex, total cost of derived attribute CEL expressions in the "
+                                    "claim exceeds cost limit"))
     return errs
 
 
-def validate_device_request(value: Any, path: FieldPath, ctx: RuleContext) -> list[FieldError]:
-    """RC-REQ-3..5 and the request body (``exactly`` or ``firstAvailable``)."""
+def validate_device_request(value: Any, path: FieldPath, claim: _Claim) -> list[FieldError]:
+    """RC-REQ-3..5: the name, then exactly one of ``exactly`` or ``firstAvailable`` (whose
+    content is only checked when it is the only one set)."""
     errs: list[FieldError] = []
-    req = _request_object(value, path, errs)
+    req = as_object(value, path, errs)
     if req is None:
+        if value is None:
+            errs.append(type_error(path, None, "object"))
         return errs
-    kinds = 0
+    raw_name = req.get("name")
+    name = raw_name if isinstance(raw_name, str) else ""
+    errs.extend(validate_request_name(raw_name or "", path.child("name")))
     fa_path = path.child("firstAvailable")
     first = as_list(req.get("firstAvailable"), fa_path, errs) or []
-    if first:
-        kinds += 1
-        if within(first, FIRST_AVAILABLE_MAX, fa_path, errs):
-            for i, sub in enumerate(first):
-                errs.extend(validate_sub_request(sub, fa_path.index(i), ctx))
-            errs.extend(duplicates((s.get("name") if isinstance(s, dict) else None for s in first), fa_path))
     exactly = req.get("exactly")
-    if exactly is not None:
-        kinds += 1
-        ex = as_object(exactly, path.child("exactly"), errs)
-        if ex is not None:
-            errs.extend(validate_exact_request(ex, path.child("exactly"), ctx))
-    if kinds == 0:
-        errs.append(required(path, "exactly one of `exactly` or `firstAvailable` is required"))
-    elif kinds > 1:
+    if first and exactly is not None:
         errs.append(invalid(path, None, "exactly one of `exactly` or `firstAvailable` is required, but "
                                         "multiple fields are set"))
+    elif first:
+        if within(first, FIRST_AVAILABLE_MAX, fa_path, errs):
+            for i, sub in enumerate(first):
+                errs.extend(validate_sub_request(sub, fa_path.index(i), claim, name))
+            errs.extend(duplicates_by(first, fa_path, name_of))
+    elif exactly is not None:
+        ex = as_object(exactly, path.child("exactly"), errs)
+        if ex is not None:
+            errs.extend(validate_exact_request(ex, path.child("exactly"), claim, name))
+    else:
+        errs.append(required(path, "exactly one of `exactly` or `firstAvailable` is required"))
     return errs
 
 
-def validate_exact_request(ex: dict[str, Any], path: FieldPath, ctx: RuleContext) -> list[FieldError]:
+def validate_exact_request(ex: dict[str, Any], path: FieldPath, claim: _Claim, request: str) -> list[FieldError]:
     """RC-EX-1..8 for ``exactly``."""
-    errs = _request_body(ex, path)
+    errs = _request_body(ex, path, claim, request)
     adm = ex.get("adminAccess")
     if adm is not None and not isinstance(adm, bool):
         errs.append(type_error(path.child("adminAccess"), adm, "boolean"))
     return errs
 
 
-def validate_sub_request(value: Any, path: FieldPath, ctx: RuleContext) -> list[FieldError]:
+def validate_sub_request(value: Any, path: FieldPath, claim: _Claim, parent: str) -> list[FieldError]:
     """RC-FA-2: one ``firstAvailable`` entry: the ``exactly`` rules plus its own name."""
     errs: list[FieldError] = []
-    sub = _request_object(value, path, errs)
-    if sub is not None:
-        errs.extend(_request_body(sub, path))
-    return errs
-
-
-def _request_object(value: Any, path: FieldPath, errs: list[FieldError]) -> dict[str, Any] | None:
-    """A request or subrequest entry (null is a type error too) with its name checked."""
-    obj = as_object(value, path, errs)
-    if obj is None:
+    sub = as_object(value, path, errs)
+    if sub is None:
         if value is None:
             errs.append(type_error(path, None, "object"))
-        return None
-    errs.extend(validate_request_name(obj.get("name"), path.child("name")))
-    return obj
+        return errs
+    errs.extend(validate_request_name(sub.get("name") or "", path.child("name")))
+    name = sub.get("name") if isinstance(sub.get("name"), str) else ""
+    return errs + _request_body(sub, path, claim, f"{parent}/{name}")
 
 
-def _request_body(body: dict[str, Any], path: FieldPath) -> list[FieldError]:
-    """What ``exactly`` and a subrequest share: class, selectors, mode, tolerations, capacity."""
+def _request_body(body: dict[str, Any], path: FieldPath, claim: _Claim, request: str) -> list[FieldError]:
+    """What ``exactly`` and a subrequest share: class, selectors, derived attributes, mode, tolerations."""
     errs = validate_device_class_name(body.get("deviceClassName"), path.child("deviceClassName"))
-    errs.extend(validate_selectors(body.get("selectors"), path.child("selectors")))
+    errs.extend(validate_selectors(body.get("selectors"), path.child("selectors"), claim.ctx.gates))
+    errs.extend(validate_derived_attributes(body.get("derivedAttributes"), path.child("derivedAttributes"),
+                                            claim, request))
     errs.extend(validate_allocation_mode(body, path))
     errs.extend(validate_tolerations(body.get("tolerations"), path.child("tolerations")))
     errs.extend(validate_capacity_requests(body.get("capacity"), path.child("capacity")))
     return errs
 
 
+def validate_capacity_requests(value: Any, path: FieldPath) -> list[FieldError]:
+    """RC-EX-8: upstream does not validate capacity requests; a quantity that does not parse is a
+    decoding error there (the decode step answers it before any rule), here Invalid."""
+    errs: list[FieldError] = []
+    cap = as_object(value, path, errs)
+    if cap is None:
+        return errs
+    rp = path.child("requests")
+    for k, v in (as_object(cap.get("requests"), rp, errs) or {}).items():
+        try:
+            parse_quantity(v)
+        except QuantityError as e:
+            errs.append(invalid(rp.key(k), v, str(e)))
+    return errs
+
+
+def validate_derived_attributes(value: Any, path: FieldPath, claim: _Claim, request: str) -> list[FieldError]:
+    """RC-DA: each name is used by a constraint that targets this request; each expression compiles
+    as a derived attribute within its own and the claim's shared cost budget; names unique."""
+    errs: list[FieldError] = []
+    attrs = as_list(value, path, errs) or []
+    for i, a in enumerate(attrs):
+        p = path.index(i)
+        a = a if isinstance(a, dict) else {}
+        name, expr = a.get("name"), a.get("expression")
+        if isinstance(name, str) and name and not claim.uses(name, request):
+            errs.append(invalid(p.child("name"), name, "must be referenced by at least one matchAttribute or "
+                                                       "distinctAttribute constraint targeting this request"))
+        if isinstance(expr, str) and expr:
+            cel_errs, cost = check_cel(expr, p.child("expression"), claim.ctx.gates, derived=True)
+            errs.extend(cel_errs)
+            claim.derived_cost += cost
+    return errs + duplicates_by(attrs, path, name_of)
+
+
 def validate_allocation_mode(req: dict[str, Any], path: FieldPath) -> list[FieldError]:
-    """RC-EX-2..4. A missing mode/count is read as the apiserver default (ExactCount, 1)."""
+    """RC-EX-2..4 on the defaulted request (allocationMode "" is ExactCount, count 0 is 1)."""
     mode = req.get("allocationMode")
     if mode in (None, ""):
         mode = "ExactCount"
@@ -155,22 +227,6 @@ def validate_allocation_mode(req: dict[str, Any], path: FieldPath) -> list[Field
     return [not_supported(path.child("allocationMode"), mode, ALLOCATION_MODES)]
 
 
-def validate_capacity_requests(value: Any, path: FieldPath) -> list[FieldError]:
-    """RC-EX-8: upstream does not validate capacity requests; the quantities must still decode."""
-    errs: list[FieldError] = []
-    cap = as_object(value, path, errs)
-    if cap is None:
-        return errs
-    rp = path.child("requests")
-    reqs = as_object(cap.get("requests"), rp, errs)
-    for k, v in (reqs or {}).items():
-        try:
-            parse_quantity(v)
-        except QuantityError as e:
-            errs.append(invalid(rp.key(k), v, str(e)))
-    return errs
-
-
 def validate_constraint(value: Any, path: FieldPath, names: RequestNames,
                         ctx: RuleContext) -> list[FieldError]:
     """RC-CON-2..6: one entry of ``constraints``."""
@@ -181,14 +237,21 @@ def validate_constraint(value: Any, path: FieldPath, names: RequestNames,
     errs.extend(validate_request_refs(con.get("requests"), path.child("requests"), names))
     match, distinct = con.get("matchAttribute"), con.get("distinctAttribute")
     if match is not None:
-        errs.extend(validate_fully_qualified_name(match, path.child("matchAttribute")))
+        errs.extend(_fqn(match, path.child("matchAttribute")))
     elif distinct is not None:
-        errs.extend(validate_fully_qualified_name(distinct, path.child("distinctAttribute")))
+        errs.extend(_fqn(distinct, path.child("distinctAttribute")))
     elif ctx.gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY):
-        errs.append(required(path, 'exactly one of "matchAttribute" or "distinctAttribute" is required'))
+        errs.append(required(path, 'exactly one of "matchAttribute" or "distinctAttribute" is required, '
+                                   "but multiple fields are set"))
     else:
         errs.append(required(path.child("matchAttribute")))
     return errs
+
+
+def _fqn(value: Any, path: FieldPath) -> list[FieldError]:
+    if not isinstance(value, str):
+        return [type_error(path, value, "string")]
+    return fully_qualified_name_by_hand(value, path)
 
 
 def validate_claim_config(value: Any, path: FieldPath, names: RequestNames) -> list[FieldError]:
