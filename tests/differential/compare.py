@@ -27,6 +27,9 @@ ADMISSION_SET = {"PodGroup": ("priority", "preemptionPolicy"), "Workload": ()}
 SERVER_SET = ("timeAdded",)
 #: Go fields without `omitempty`: the apiserver always encodes them, zero or not.
 ZERO_ENCODED = {"generation": 0}
+#: Plain (non-pointer) Go strings with `omitempty`: "" and absent are the same value, and the
+#: apiserver encodes neither (Workload controllerRef.apiGroup, templates' priorityClassName).
+OMITTED_EMPTY = ("apiGroup", "priorityClassName")
 
 
 @dataclass
@@ -59,7 +62,8 @@ def _prune(value: Any) -> Any:
     if isinstance(value, dict):
         out = {k: _prune(v) for k, v in value.items() if k not in SERVER_SET}
         return {k: v for k, v in out.items() if v not in (None, [], {}) and
-                not (k in ZERO_ENCODED and v == ZERO_ENCODED[k] and type(v) is int)}
+                not (k in ZERO_ENCODED and v == ZERO_ENCODED[k] and type(v) is int) and
+                not (k in OMITTED_EMPTY and v == "")}
     if isinstance(value, list):
         return [_prune(v) for v in value]
     return value
