@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -129,7 +130,8 @@ class _Walker:
         elif want == "time" and isinstance(v, str):
             self.type_errors.append(f"{path}: {v!r} is not an RFC 3339 time"[:300])
         else:
-            self.type_errors.append(f"{path or 'object'}: cannot decode a JSON {got} as a {want}")
+            article = "an" if want[0] in "aeiou" else "a"
+            self.type_errors.append(f"{path or 'object'}: cannot decode a JSON {got} as {article} {want}")
 
 
 def _is_int(v: Any) -> bool:
@@ -154,13 +156,33 @@ def _is_time(v: Any) -> bool:
     return "T" in v
 
 
-_SCALARS = {
-    "string": lambda v: isinstance(v, str),
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _is_bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def _is_int_or_string(v: Any) -> bool:
+    return _is_int(v) or isinstance(v, str)
+
+
+def _anything(v: Any) -> bool:
+    return True
+
+
+_SCALARS: dict[str, Callable[[Any], bool]] = {
+    "string": _is_str,
     "integer": _is_int,
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
+    "number": _is_number,
+    "boolean": _is_bool,
     "quantity": _is_quantity,
     "time": _is_time,
-    "int-or-string": lambda v: _is_int(v) or isinstance(v, str),
-    "any": lambda v: True,
+    "int-or-string": _is_int_or_string,
+    "any": _anything,
 }

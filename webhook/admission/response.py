@@ -44,6 +44,11 @@ def sanitize_warnings(warnings: Iterable[str], *, max_count: int = 10, max_lengt
         seen.add(text)
         out.append(text)
     if len(out) > max_count:
+        if max_count <= 1:  # room for one: the first warning, saying how many follow
+            suffix = f" (and {len(out) - 1} more warnings suppressed)"
+            first = out[0] if len(out[0]) + len(suffix) <= max_length else \
+                out[0][: max(max_length - len(suffix) - 1, 0)].rstrip() + "…"
+            return [first + suffix][:max_count]
         hidden = len(out) - (max_count - 1)
         out = out[: max_count - 1] + [f"{hidden} more warnings suppressed"]
     return out

@@ -16,7 +16,7 @@ from typing import Any
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
-from webhook.quantity import MAX_INT64, Quantity, QuantityError, parse_quantity
+from webhook.quantity import INT64_MAX, Quantity, QuantityError, parse_quantity
 
 
 def err(message: str) -> CELEvalError:
@@ -104,7 +104,7 @@ def parse_semver(text: str, normalize: bool = False) -> CelSemver | None:
     if not m:
         return None
     major, minor, patch = (int(g) for g in m.group(1, 2, 3))
-    if max(major, minor, patch) > MAX_INT64:
+    if max(major, minor, patch) > INT64_MAX:
         return None
     pre = tuple(m.group(4).split(".")) if m.group(4) else ()
     return CelSemver(major, minor, patch, pre, m.group(5) or "")
@@ -210,7 +210,7 @@ def f_as_integer(a: Any) -> Any:
     if not isinstance(a, CelQuantity):
         return _no_overload("asInteger", a)
     v = a.q.value
-    if v.denominator != 1 or not (-MAX_INT64 - 1 <= v <= MAX_INT64):
+    if v.denominator != 1 or not (-INT64_MAX - 1 <= v <= INT64_MAX):
         return err("cannot convert value to integer")
     return celtypes.IntType(int(v))
 
@@ -219,7 +219,7 @@ def f_is_integer(a: Any) -> Any:
     if not isinstance(a, CelQuantity):
         return _no_overload("isInteger", a)
     v = a.q.value
-    return celtypes.BoolType(v.denominator == 1 and -MAX_INT64 - 1 <= v <= MAX_INT64)
+    return celtypes.BoolType(v.denominator == 1 and -INT64_MAX - 1 <= v <= INT64_MAX)
 
 
 def f_as_approximate_float(a: Any) -> Any:

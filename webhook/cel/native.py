@@ -155,51 +155,47 @@ def _exprs(node: Any) -> list[Any]:
     return [c for c in node.children if isinstance(c, lark.Tree)]
 
 
-def _quantity_method(node: Any) -> tuple[str, str, str, Fraction] | None:
-    """(method, domain, id, value) for device.capacity["d"].id.<method>(quantity("q"))."""
+def _method_call(node: Any, source: str, function: str) -> tuple[str, str, str, str] | None:
+    """(method, domain, id, literal) for ``device.<source>["d"].id.<method>(<function>("literal"))``."""
     n = _unwrap(node)
     if not (isinstance(n, lark.Tree) and n.data == "member_dot_arg" and len(n.children) == 3):
         return None
     ref = _ref(n.children[0])
     args = _exprs(n.children[2])
-    if ref is None or ref[0] != "capacity" or len(args) != 1:
+    if ref is None or ref[0] != source or len(args) != 1:
         return None
     call = _unwrap(args[0])
     if not (isinstance(call, lark.Tree) and call.data == "ident_arg" and len(call.children) == 2
-            and str(call.children[0]) == "quantity"):
+            and str(call.children[0]) == function):
         return None
-    qargs = _exprs(call.children[1])
-    text = _literal(qargs[0]) if len(qargs) == 1 else None
+    fargs = _exprs(call.children[1])
+    text = _literal(fargs[0]) if len(fargs) == 1 else None
     if not isinstance(text, celtypes.StringType):
         return None
+    return str(n.children[1]), ref[1], ref[2], str(text)
+
+
+def _quantity_method(node: Any) -> tuple[str, str, str, Fraction] | None:
+    """(method, domain, id, value) for device.capacity["d"].id.<method>(quantity("q"))."""
+    m = _method_call(node, "capacity", "quantity")
+    if m is None:
+        return None
     try:
-        value = parse_quantity(str(text)).value
+        value = parse_quantity(m[3]).value
     except QuantityError:  # celpy reports the bad literal per device: leave it to celpy
         return None
-    return str(n.children[1]), ref[1], ref[2], value
+    return m[0], m[1], m[2], value
 
 
 def _semver_method(node: Any) -> tuple[str, str, str, tuple[Any, ...]] | None:
     """(method, domain, id, version key) for device.attributes["d"].id.<method>(semver("v"))."""
-    n = _unwrap(node)
-    if not (isinstance(n, lark.Tree) and n.data == "member_dot_arg" and len(n.children) == 3):
+    m = _method_call(node, "attributes", "semver")
+    if m is None:
         return None
-    ref = _ref(n.children[0])
-    args = _exprs(n.children[2])
-    if ref is None or ref[0] != "attributes" or len(args) != 1:
-        return None
-    call = _unwrap(args[0])
-    if not (isinstance(call, lark.Tree) and call.data == "ident_arg" and len(call.children) == 2
-            and str(call.children[0]) == "semver"):
-        return None
-    sargs = _exprs(call.children[1])
-    text = _literal(sargs[0]) if len(sargs) == 1 else None
-    if not isinstance(text, celtypes.StringType):
-        return None
-    version = parse_semver(str(text))
+    version = parse_semver(m[3])
     if version is None:  # celpy reports the bad literal per device: leave it to celpy
         return None
-    return str(n.children[1]), ref[1], ref[2], version._key()
+    return m[0], m[1], m[2], version._key()
 
 
 def _operand(node: Any) -> tuple[Any, ...] | None:

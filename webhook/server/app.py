@@ -95,29 +95,28 @@ def create_app(settings: Settings | SettingsHolder | None = None, state: StateSo
         metrics.IN_FLIGHT.inc()
         try:
             out = evaluate(req, settings_now, state, deadline=started + timeout, endpoint=endpoint)
-            body = respond(out, settings_now, endpoint, api_version=doc.get("apiVersion"))
+            answer = respond(out, settings_now, endpoint, api_version=doc.get("apiVersion"))
         finally:
             metrics.IN_FLIGHT.dec()
-        resp = body["response"]
-        decision = "allowed" if resp["allowed"] else "denied"
+        decision = "allowed" if answer.allowed else "denied"
         elapsed = time.monotonic() - started
         metrics.REQUESTS.labels(endpoint, req.kind, req.operation, decision, str(req.dry_run).lower()).inc()
         metrics.DURATION.labels(endpoint, req.kind).observe(elapsed)
-        for w in resp.get("warnings", ()):
+        for w in answer.warnings:
             metrics.WARNINGS.labels("feasibility" if w.startswith("feasibility:") else "other").inc()
         extra: dict[str, Any] = {
             "uid": req.uid, "kind": req.kind, "object_name": req.display_name, "namespace": req.namespace,
             "operation": req.operation, "webhook": endpoint, "decision": decision,
-            "dry_run": req.dry_run, "patched": bool(resp.get("patch")),
-            "warnings": len(resp.get("warnings", ())), "latency_ms": round(elapsed * 1000, 2),
+            "dry_run": req.dry_run, "patched": bool(answer.patch),
+            "warnings": len(answer.warnings), "latency_ms": round(elapsed * 1000, 2),
         }
-        if not resp["allowed"]:
+        if not answer.allowed:
             # Paths only, map keys masked: a key (label, attribute name) is object content too.
-            extra["causes"] = [_MAP_KEY.sub("[*]", c["field"]) for c in resp["status"]["details"]["causes"]][:20]
+            extra["causes"] = [_MAP_KEY.sub("[*]", f) for f in answer.causes][:20]
         if settings_now.log_objects:
             extra["object"] = req.obj
         log.info("admission review", extra=extra)
-        return jsonify(body)
+        return jsonify(answer.review)
 
     @app.post("/mutate")
     def mutate() -> Response:
