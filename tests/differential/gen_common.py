@@ -75,7 +75,7 @@ class Chooser:
         return self.index(2) == 1
 
     def choice(self, items: Sequence[Any]) -> Any:
-        return copy.deepcopy(items[self.index(len(items))])
+        return _copied(items[self.index(len(items))])
 
     def rng(self) -> random.Random:
         """A generator for bulk text (seeded by one choice)."""
@@ -101,13 +101,20 @@ class Chooser:
 def pick(c: Chooser, options: Sequence[tuple[int, Any]]) -> Any:
     """One of ``options`` ((weight, value)); a ``Lazy`` is built only when chosen, any other value
     is copied."""
-    total = sum(w for w, _ in options)
+    total = 0
+    for w, _ in options:
+        total += w
     r = c.index(total)
     for w, v in options:
         if r < w:
-            return v.make() if isinstance(v, Lazy) else copy.deepcopy(v)
+            return v.make() if isinstance(v, Lazy) else _copied(v)
         r -= w
     raise AssertionError("unreachable")
+
+
+def _copied(value: Any) -> Any:
+    """``value``, copied when it could be changed later (a dict or a list)."""
+    return copy.deepcopy(value) if isinstance(value, (dict, list)) else value
 
 
 @dataclass(frozen=True)

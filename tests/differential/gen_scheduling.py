@@ -192,7 +192,10 @@ def podgroup_priority(c: Chooser, spec: dict[str, Any], edge: bool) -> None:
         # Absent, the apiserver defaults it to PreemptLowerPriority (PodGroupPreemptionPolicy on)
         # before the plugin compares it with the class's.
         policy = class_preemption(cls)
-        put(spec, "preemptionPolicy", policy if policy != "PreemptLowerPriority" else pick(c, [(2, ABSENT), (1, policy)]))
+        if policy != "PreemptLowerPriority":
+            spec["preemptionPolicy"] = policy
+        else:
+            put(spec, "preemptionPolicy", pick(c, [(2, ABSENT), (1, policy)]))
         return
     how = c.choice(("class-name", "system", "system-no-priority", "priority", "preemption", "null"))
     if how == "class-name":  # valid ones exist (prepare), invalid ones are refused by admission
@@ -370,7 +373,8 @@ def workload_spec(c: Chooser, edges: set[str]) -> dict[str, Any]:
     prio = template_priority(f, False)
     names: list[str] = []
     if f.index(4) and not edges & COMPOSITE_EDGES:
-        n = f.integer(1, 8) if "templates" not in edges else c.choice((0, 1, 8, 9))
+        n = pick(f, [(6, Lazy(lambda: f.integer(1, 3))), (1, Lazy(lambda: f.integer(4, 8)))]) \
+            if "templates" not in edges else c.choice((0, 1, 8, 9))
         groups = [pod_group_template(f, fresh_name(f, names), prio, set()) for _ in range(n)]
         if "template-field" in edges and groups:
             i = c.index(len(groups))
