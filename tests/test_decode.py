@@ -76,3 +76,12 @@ def test_refused(obj: dict[str, Any], strict: bool, text: str):
     assert err.strict is strict
     assert text in err.message
     assert err.message.startswith(f'{obj["kind"]} in version "')
+
+
+def test_an_earlier_spelling_gets_a_hint():
+    err = check(edit(PODGROUP, "spec.podGroupTemplateRef", {"workload": {"workloadName": "w"}}))
+    assert err is not None and err.hints == (
+        "spec.podGroupTemplateRef is the v1alpha2 spelling: scheduling.k8s.io/v1beta1 has "
+        "spec.workloadRef {workloadName, templateName}",)
+    other = check(edit(PODGROUP, "spec.bogus", 1))
+    assert other is not None and other.hints == ()

@@ -167,6 +167,26 @@ class FeatureGates:
                                         f"[{' '.join(deps)}]" for g, deps in missing.items()))
         return FeatureGates(MappingProxyType(values))
 
+    def toggled(self, names: Iterable[str], value: bool) -> FeatureGates:
+        """``names`` set to ``value``, with the dependencies repaired as an operator must: turning a
+        gate on also turns on the gates it requires; turning one off also turns off the gates that
+        require it. Raises ``ConfigError`` for unknown or locked gates."""
+        values = dict(self.values)
+        todo = list(names)
+        while todo:
+            name = todo.pop()
+            spec = KNOWN.get(name)
+            if spec is None:
+                raise ConfigError(f"unrecognized feature gate: {name}")
+            if values[name] == value or (spec.locked and value == spec.default):
+                continue
+            values[name] = value
+            if value:
+                todo.extend(str(d) for d in spec.requires)
+            else:
+                todo.extend(g.name for g in _GATES if spec.name in g.requires)
+        return self.with_overrides({n: v for n, v in values.items() if v != self.values[n]})
+
     def enabled(self, name: Gate) -> bool:
         """Whether gate ``name`` is on."""
         return self.values[name]

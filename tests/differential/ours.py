@@ -32,7 +32,7 @@ def settings_for(gates: Mapping[str, bool]) -> Settings:
 
 def our_verdict(obj: dict[str, Any], gates: Mapping[str, bool], old: dict[str, Any] | None = None) -> Verdict:
     """Our answer for a CREATE of ``obj`` (or an UPDATE from the stored ``old``)."""
-    if (bad := decode_check(obj)) is not None:
+    if (bad := decode_check(obj)) is not None:  # review_objects refuses it the same way
         return Verdict(False, code=400, message=bad.message)
     (done,) = review_objects([copy.deepcopy(obj)], old, "UPDATE" if old is not None else "CREATE", True,
                              settings_for(gates), None)

@@ -28,6 +28,12 @@ from typing import Any
 from webhook.quantity import try_parse
 
 MAX_PROBLEMS = 20
+#: Unknown fields that are an earlier version's spelling of a served field: what to write instead.
+EARLIER_SPELLINGS = {
+    ("PodGroup", "spec.podGroupTemplateRef"): (
+        "spec.podGroupTemplateRef is the v1alpha2 spelling: scheduling.k8s.io/v1beta1 has "
+        "spec.workloadRef {workloadName, templateName}"),
+}
 _JSON_TYPE = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
 
 
@@ -42,11 +48,22 @@ class DecodeError:
     """True when only unknown fields are wrong (the strict field validation step)."""
 
     @property
+    def hints(self) -> tuple[str, ...]:
+        """What to write instead, for unknown fields that are an earlier API version's spelling."""
+        return tuple(h for p in self.problems if (h := EARLIER_SPELLINGS.get((self.kind, _quoted(p)))))
+
+    @property
     def message(self) -> str:
         head = f'{self.kind} in version "{self.version}" cannot be handled as a {self.kind}: '
         if self.strict:
             return head + "strict decoding error: " + ", ".join(self.problems)
         return head + "; ".join(self.problems)
+
+
+def _quoted(problem: str) -> str:
+    """The field named in an ``unknown field "x"`` problem ("" for other problems)."""
+    head, _, rest = problem.partition('"')
+    return rest.rstrip('"') if head == "unknown field " else ""
 
 
 @functools.cache

@@ -60,6 +60,14 @@ def status_message(kind: str, group: str, name: str, errors: Sequence[FieldError
     return f'{qualified} "{name}" is invalid: {aggregate_message(errors)}'
 
 
+def build_bad_request(uid: str, message: str, api_version: str = API_VERSION) -> dict[str, Any]:
+    """An AdmissionReview refusing what the apiserver cannot decode: HTTP 400, reason BadRequest,
+    no causes (the apiserver gives none before validation)."""
+    status = {"metadata": {}, "status": "Failure", "message": message, "reason": "BadRequest", "code": 400}
+    return {"apiVersion": api_version, "kind": "AdmissionReview",
+            "response": {"uid": uid, "allowed": False, "status": status}}
+
+
 def build_response(uid: str, *, allowed: bool, errors: Sequence[FieldError] = (),
                    kind: str = "", group: str = "", name: str = "",
                    patch: list[dict[str, Any]] | None = None,

@@ -25,6 +25,15 @@ class AllocError(Exception):
         self.reason = reason
 
 
+class BudgetExceeded(Exception):
+    """The step budget or the deadline ran out; ``steps`` were taken."""
+
+    def __init__(self, steps: int, why: str) -> None:
+        super().__init__(f"the check was cut short after {steps} steps ({why})")
+        self.steps = steps
+        self.why = why
+
+
 class Selector:
     """A compiled CEL selector plus where it came from (cache keys and messages).
 

@@ -12,13 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 from webhook.allocator.capacity import CapacityError, consumed_capacity
-from webhook.allocator.claims import AllocError, Claim, Leaf, _leaf, claim_label, parse_claim
+from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, _leaf, claim_label, parse_claim
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.model import Device, Model, NodeInfo, _d
 from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.pools import Pool
 from webhook.allocator.reasons import Code, Reason, fatal, full, note, rank, text
-from webhook.allocator.search import BudgetExceeded, DeviceResult, Search
+from webhook.allocator.search import DeviceResult, Search
 from webhook.gates import Gate
 
 JOINT, PER_CLAIM = "joint", "per-pod"
@@ -112,7 +112,8 @@ def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed:
         out.reasons.append(Reason(Code.CLAIM_NOT_ON_NODE, node=name, claim=bad))
         return False
     try:
-        ok, results, why, steps = _on_node(model, n, claims, mode, max_steps - out.steps, deadline, clock)
+        with _cel_deadline(deadline):  # CEL evaluations stop at the deadline too
+            ok, results, why, steps = _on_node(model, n, claims, mode, max_steps - out.steps, deadline, clock)
     except BudgetExceeded as e:
         out.steps += e.steps
         out.kind = CUT_SHORT
@@ -216,22 +217,31 @@ def eligible_devices(request: dict[str, Any], model: Model,
     cc = model.gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY)
     out = []
     try:
-        for sl in model.slices:
-            for d in sl.devices:
-                if deadline is not None and time.monotonic() > deadline:
-                    return OUT_OF_TIME
-                if d.binding and not binding_on:
-                    continue
-                if not all(selector_matches(model, s, d) for s in leaf.class_selectors + leaf.selectors):
-                    continue
-                if cc and isinstance(consumed_capacity(d, leaf.capacity, model.gates), Reason):
-                    continue
-                out.append(d)
+        with _cel_deadline(deadline):  # CEL evaluations stop at the deadline too
+            for sl in model.slices:
+                for d in sl.devices:
+                    if deadline is not None and time.monotonic() > deadline:
+                        return OUT_OF_TIME
+                    if d.binding and not binding_on:
+                        continue
+                    if not all(selector_matches(model, s, d) for s in leaf.class_selectors + leaf.selectors):
+                        continue
+                    if cc and isinstance(consumed_capacity(d, leaf.capacity, model.gates), Reason):
+                        continue
+                    out.append(d)
+    except BudgetExceeded:  # a CEL evaluation reached the deadline
+        return OUT_OF_TIME
     except AllocError as e:
         return e.reason
     except CapacityError as e:
         return fatal(str(e))
     return out
+
+
+def _cel_deadline(deadline: float | None) -> Any:
+    """``webhook.cel.deadline_scope``, imported when first needed like the rest of CEL here."""
+    from webhook.cel import deadline_scope
+    return deadline_scope(deadline)
 
 
 def claims_from_template(tpl: dict[str, Any], name: str | None = None) -> dict[str, Any]:

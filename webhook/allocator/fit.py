@@ -6,7 +6,7 @@ Pure. A CEL runtime error is fatal for the attempt (allocator.md §6.3): it beco
 
 from __future__ import annotations
 
-from webhook.allocator.claims import Leaf, Selector
+from webhook.allocator.claims import BudgetExceeded, Leaf, Selector
 from webhook.allocator.model import Device, Model
 
 _TAINT_EFFECTS = ("NoSchedule", "NoExecute")
@@ -19,9 +19,11 @@ def selector_matches(model: Model, sel: Selector, dev: Device) -> bool:
         cache = model.sel_cache[sel.expr] = {}
     got = cache.get(dev.uid)
     if got is None:
-        from webhook.cel import CelRuntimeError
+        from webhook.cel import CelDeadlineExceeded, CelRuntimeError
         try:
             got = bool(sel.compiled.matches(dev.view()))
+        except CelDeadlineExceeded:  # out of time, not the device's fault: never cached
+            raise BudgetExceeded(0, "deadline") from None
         except CelRuntimeError as e:
             got = f"CEL runtime error: {e}"
         except Exception as e:  # an engine bug must not crash admission; report it as fatal

@@ -48,6 +48,7 @@ from webhook.allocator.claims import (
     ALL,
     DEVICES_PER_CLAIM_MAX,
     AllocError,
+    BudgetExceeded,
     Claim,
     Leaf,
     Request,
@@ -65,15 +66,6 @@ from webhook.gates import Gate
 
 BINDING = "binding"
 """``_misfit``: a device with binding conditions while their gates are off."""
-
-
-class BudgetExceeded(Exception):
-    """The step budget or the deadline ran out; ``steps`` were taken."""
-
-    def __init__(self, steps: int, why: str) -> None:
-        super().__init__(f"the check was cut short after {steps} steps ({why})")
-        self.steps = steps
-        self.why = why
 
 
 class DeviceResult:

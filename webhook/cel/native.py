@@ -50,6 +50,7 @@ class NativeFallback(Exception):
 
 
 class NativeDevice(Protocol):
+    """What the native evaluator reads of a device (``DeviceView`` provides it)."""
     driver: str
     attrs: Mapping[str, Mapping[str, Any]]
     caps: Mapping[str, Mapping[str, Any]]
@@ -70,6 +71,7 @@ _SCALARS = (celtypes.StringType, celtypes.IntType, celtypes.BoolType)
 
 
 def no_such_key(key: str) -> str:
+    """CEL's runtime error text for a missing map key."""
     return f"no such key: {key} (consider using has() or the in operator to check whether the key exists)"
 
 
@@ -112,6 +114,7 @@ def _literal(node: Any) -> Any:
 
 
 def _device_field(node: Any) -> str | None:
+    """The field name when ``node`` is ``device.<field>``, else None."""
     n = _unwrap(node)
     if not (isinstance(n, lark.Tree) and n.data == "member_dot" and len(n.children) == 2):
         return None
@@ -123,6 +126,7 @@ def _device_field(node: Any) -> str | None:
 
 
 def _string_key(node: Any) -> str | None:
+    """The value of a string literal used as a map key, else None."""
     lit = _literal(node)
     return str(lit) if isinstance(lit, celtypes.StringType) else None
 
@@ -150,6 +154,7 @@ def _ref(node: Any) -> tuple[str, str, str] | None:
 
 
 def _exprs(node: Any) -> list[Any]:
+    """The expression children of an (optional) expression list."""
     if not isinstance(node, lark.Tree):  # an omitted optional exprlist is None
         return []
     return [c for c in node.children if isinstance(c, lark.Tree)]
@@ -199,6 +204,7 @@ def _semver_method(node: Any) -> tuple[str, str, str, tuple[Any, ...]] | None:
 
 
 def _operand(node: Any) -> tuple[Any, ...] | None:
+    """A descriptor of a comparison operand the native path can evaluate, else None."""
     lit = _literal(node)
     if lit is not None:
         return ("lit", lit)
@@ -220,6 +226,7 @@ def _operand(node: Any) -> tuple[Any, ...] | None:
 
 
 def _lookup(table: Mapping[str, Mapping[str, Any]], domain: str, ident: str) -> Any:
+    """A device's attribute or capacity value; the "no such key" error when absent."""
     v = table.get(domain, _EMPTY).get(ident)
     if v is None:
         raise NativeError(no_such_key(ident))
@@ -227,13 +234,16 @@ def _lookup(table: Mapping[str, Mapping[str, Any]], domain: str, ident: str) -> 
 
 
 def _driver_eq(lit: str, negate: bool) -> NativeEval:
+    """``device.driver == lit`` (or ``!=``)."""
     def ev(d: NativeDevice) -> bool:
         return (d.driver == lit) is not negate
     return ev
 
 
 def _attr_eq(domain: str, ident: str, lit: Any, negate: bool) -> NativeEval:
+    """``attribute == lit`` (or ``!=``); another runtime type is left to celpy."""
     want = type(lit)
+    # Compare plain str/int (the unbound methods skip celpy's operator dispatch).
     eq: Callable[[Any, Any], bool] = str.__eq__ if want is celtypes.StringType else int.__eq__
     plain: Any = str(lit) if want is celtypes.StringType else int(lit)
 
@@ -241,13 +251,14 @@ def _attr_eq(domain: str, ident: str, lit: Any, negate: bool) -> NativeEval:
         v = d.attrs.get(domain, _EMPTY).get(ident)
         if v is None:
             raise NativeError(no_such_key(ident))
-        if type(v) is not want:
+        if type(v) is not want:  # e.g. an int attribute compared with a string: celpy decides
             raise NativeFallback
         return eq(v, plain) is not negate
     return ev
 
 
 def _attr_bool(domain: str, ident: str) -> NativeEval:
+    """A bare bool attribute as the condition."""
     def ev(d: NativeDevice) -> bool:
         v = d.attrs.get(domain, _EMPTY).get(ident)
         if v is None:
@@ -259,6 +270,7 @@ def _attr_bool(domain: str, ident: str) -> NativeEval:
 
 
 def _cap_compare(domain: str, ident: str, q: Fraction, op: Callable[[Any, Any], bool], rhs: int) -> NativeEval:
+    """``capacity.compareTo(quantity(q)) <op> rhs``."""
     def ev(d: NativeDevice) -> bool:
         x = _lookup(d.caps, domain, ident).q.value
         return op((x > q) - (x < q), rhs)
@@ -266,6 +278,7 @@ def _cap_compare(domain: str, ident: str, q: Fraction, op: Callable[[Any, Any], 
 
 
 def _cap_method(domain: str, ident: str, q: Fraction, greater: bool) -> NativeEval:
+    """``capacity.isGreaterThan/isLessThan(quantity(q))``."""
     def ev(d: NativeDevice) -> bool:
         x = _lookup(d.caps, domain, ident).q.value
         return bool(x > q if greater else x < q)
@@ -273,6 +286,7 @@ def _cap_method(domain: str, ident: str, q: Fraction, greater: bool) -> NativeEv
 
 
 def _version_key(d: NativeDevice, domain: str, ident: str) -> tuple[Any, ...]:
+    """The precedence key of a version attribute; non-versions are left to celpy."""
     v = d.attrs.get(domain, _EMPTY).get(ident)
     if v is None:
         raise NativeError(no_such_key(ident))
@@ -283,6 +297,7 @@ def _version_key(d: NativeDevice, domain: str, ident: str) -> tuple[Any, ...]:
 
 def _semver_compare(domain: str, ident: str, key: tuple[Any, ...], op: Callable[[Any, Any], bool],
                     rhs: int) -> NativeEval:
+    """``version.compareTo(semver(v)) <op> rhs``."""
     def ev(d: NativeDevice) -> bool:
         x = _version_key(d, domain, ident)
         return op((x > key) - (x < key), rhs)
@@ -290,6 +305,7 @@ def _semver_compare(domain: str, ident: str, key: tuple[Any, ...], op: Callable[
 
 
 def _semver_method_eval(domain: str, ident: str, key: tuple[Any, ...], greater: bool) -> NativeEval:
+    """``version.isGreaterThan/isLessThan(semver(v))``."""
     def ev(d: NativeDevice) -> bool:
         x = _version_key(d, domain, ident)
         return bool(x > key if greater else x < key)
@@ -297,6 +313,7 @@ def _semver_method_eval(domain: str, ident: str, key: tuple[Any, ...], greater: 
 
 
 def _not(inner: NativeEval) -> NativeEval:
+    """``!x``."""
     def ev(d: NativeDevice) -> bool:
         return not inner(d)
     return ev
@@ -355,6 +372,7 @@ def _chain(node: Any, data: str, out: list[Any]) -> None:
 
 
 def _bool(node: Any) -> NativeEval | None:
+    """A native evaluator for a boolean node, or None when any part is not a known shape."""
     n = _unwrap(node)
     if not isinstance(n, lark.Tree):
         return None
@@ -363,7 +381,7 @@ def _bool(node: Any) -> NativeEval | None:
         parts: list[Any] = []
         _chain(n, n.data, parts)
         terms = [_bool(p) for p in parts]
-        if any(t is None for t in terms):
+        if any(t is None for t in terms):  # one unknown term: the whole chain goes to celpy
             return None
         done = tuple(t for t in terms if t is not None)
         return _any(done) if n.data == "conditionalor" else _all(done)
@@ -388,10 +406,11 @@ def _bool(node: Any) -> NativeEval | None:
 
 
 def _relation(op: str, left_node: Any, right_node: Any) -> NativeEval | None:
+    """A native evaluator for ``a <op> b``, literals on either side, or None."""
     left, right = _operand(left_node), _operand(right_node)
     if left is None or right is None:
         return None
-    if left[0] == "lit" and right[0] != "lit":
+    if left[0] == "lit" and right[0] != "lit":  # "x" == a is a == "x", 3 < a is a > 3
         left, right, op = right, left, _MIRROR[op]
     if right[0] != "lit" or type(right[1]) not in _SCALARS:
         return None
@@ -402,7 +421,7 @@ def _relation(op: str, left_node: Any, right_node: Any) -> NativeEval | None:
             return None
         compare = _cap_compare if left[0] == "cmp" else _semver_compare
         return compare(left[1], left[2], left[3], _OPS[op], int(lit))
-    if op not in ("relation_eq", "relation_ne"):
+    if op not in ("relation_eq", "relation_ne"):  # ordering of strings/ints: left to celpy
         return None
     negate = op == "relation_ne"
     if left[0] == "driver":

@@ -35,7 +35,8 @@ class Comparison:
 
 
 def _with(settings: Settings, names: list[str], value: bool) -> Settings:
-    return replace(settings, gates=settings.gates.with_overrides({n: value for n in names}))
+    """The settings with ``names`` on or off (and what they require on / what requires them off)."""
+    return replace(settings, gates=settings.gates.toggled(names, value))
 
 
 def summarise(r: Reviewed) -> dict[str, Any]:

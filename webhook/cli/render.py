@@ -106,7 +106,9 @@ def review_text(r: Reviewed) -> str:
     if r.problem:
         lines.append(f"  {'error' if r.strict else 'note'}: {r.problem}"
                      + ("" if r.strict else " (passed through unchecked; --strict fails it)"))
-    if not ans.allowed:
+    if r.refused:
+        lines.append(f"  refused before validation (HTTP 400, as the apiserver): {r.refused}")
+    elif not ans.allowed:
         lines.append("  causes:")
         lines.extend(f"    {e.field}: {e.body()}" for e in out.errors)
     if ans.patch:
@@ -125,7 +127,7 @@ def review_case(r: Result) -> Case:
     if isinstance(r, Skipped):
         return Case(r.origin, r.problem, failure=r.problem if r.strict else "",
                     skipped="" if r.strict else r.problem)
-    causes = "\n".join(f"{e.field}: {e.body()}" for e in r.outcome.errors)
+    causes = r.refused or "\n".join(f"{e.field}: {e.body()}" for e in r.outcome.errors)
     failure = "denied" if not r.answer.allowed else (r.problem if r.strict and r.problem else "")
     return Case(r.origin, review_title(r), failure=failure, text=causes or r.problem,
                 output="\n".join(r.answer.warnings))

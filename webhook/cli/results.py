@@ -22,6 +22,8 @@ class Reviewed:
     problem: str = ""
     """Why the object was not checked (unknown kind, unserved version); "" when it was."""
     strict: bool = False
+    refused: str = ""
+    """The apiserver's HTTP 400 message when it would not even decode the object; "" otherwise."""
 
     @property
     def failed(self) -> bool:

@@ -14,8 +14,10 @@ from dataclasses import replace
 from typing import Any
 
 from webhook import BadInput
+from webhook.admission import decode
 from webhook.admission.envelope import parse_review
-from webhook.admission.pipeline import Outcome, evaluate, respond
+from webhook.admission.pipeline import Answer, Outcome, evaluate, respond
+from webhook.admission.response import build_bad_request
 from webhook.cli import render
 from webhook.cli.common import (
     EXIT_DENIED,
@@ -118,9 +120,18 @@ def build_review(obj: dict[str, Any], old: dict[str, Any] | None, operation: str
 
 def review_objects(objs: list[dict[str, Any]], old: dict[str, Any] | None, operation: str,
                    dry_run: bool, settings: Settings, state: StateSource | None) -> list[Reviewed]:
-    """Review every object (defaults first), as the server's ``review`` endpoint would."""
+    """Review every object as the apiserver and our webhooks would: the apiserver's decode step
+    (an object it cannot decode is refused, HTTP 400), its defaults, then our pipeline."""
     results = []
     for obj in objs:
+        if (bad := decode.check(obj)) is not None:
+            # The apiserver would refuse it before defaults, webhooks and validation (HTTP 400).
+            doc = build_review(obj, old, operation, dry_run)
+            req = parse_review(doc)
+            answer = Answer(build_bad_request(req.uid, bad.message), False, [], [], [])
+            refused = " ".join((bad.message, *(f"({h})" for h in bad.hints)))
+            results.append(Reviewed(obj, Outcome(req, handled=True), answer, doc["request"], refused=refused))
+            continue
         doc = build_review(with_defaults(obj), with_defaults(old) if old else None, operation, dry_run)
         out = evaluate(parse_review(doc), settings, state, endpoint="review")
         results.append(Reviewed(obj, out, respond(out, settings, "review"), doc["request"],

@@ -112,6 +112,16 @@ def podgroup_claim_mismatch_warnings(pod: dict[str, Any], podgroup: dict[str, An
     group = _claims(mapping(podgroup.get("spec") if isinstance(podgroup, dict) else None))
     if not group:
         return []
+    # Group claims by reference, so a pod with many claims costs one lookup each, not a scan of
+    # the group (that was quadratic: 40,000 pod claims against 4,000 group claims took 23 s).
+    # Valid references are strings; any other value keeps the scan, over the few such entries.
+    by_ref: dict[tuple[str | None, str], list[str]] = {}
+    odd: list[tuple[str, tuple[str | None, Any]]] = []
+    for gname, gref in group.items():
+        if isinstance(gref[1], str):
+            by_ref.setdefault((gref[0], gref[1]), []).append(gname)
+        else:
+            odd.append((gname, gref))
     out: list[str] = []
     for name, ref in own.items():
         if name in group:
@@ -119,10 +129,13 @@ def podgroup_claim_mismatch_warnings(pod: dict[str, Any], podgroup: dict[str, An
                 out.append(f'pod claim "{shorten(name, 30)}" is not shared: PodGroup "{pg_name}" has '
                            f"it as {_show(group[name])}")
             continue
-        for gname, gref in group.items():
-            if ref == gref and ref[0] is not None:
-                out.append(f'pod claim "{shorten(name, 30)}" is not shared: PodGroup names it '
-                           f'"{shorten(gname, 30)}"')
+        if ref[0] is None:
+            continue
+        same = by_ref.get((ref[0], ref[1]), []) if isinstance(ref[1], str) else \
+            [gname for gname, gref in odd if ref == gref]
+        for gname in same:
+            out.append(f'pod claim "{shorten(name, 30)}" is not shared: PodGroup names it '
+                       f'"{shorten(gname, 30)}"')
     return out
 
 
