@@ -56,7 +56,10 @@ def template(meta: Any = None, **exactly: Any) -> dict[str, Any]:
             {("spec.metadata.annotations", T.INVALID)},
             id="bad-annotation-key",
         ),
-        pytest.param({"name": "ignored"}, set(), id="template-name-not-checked"),
+        # ValidateTemplateObjectMeta: any field but labels and annotations "cannot be set".
+        pytest.param({"name": "x"}, {("spec.metadata.name", T.FORBIDDEN)}, id="template-name-forbidden"),
+        pytest.param({"uid": "u"}, {("spec.metadata.uID", T.FORBIDDEN)}, id="template-uid-forbidden-go-name"),
+        pytest.param({"labels": {"a": None}}, set(), id="template-null-label-value-is-empty"),
         pytest.param("x", {("spec.metadata", T.TYPE_INVALID)}, id="metadata-not-an-object"),
     ],
 )

@@ -9,6 +9,7 @@ import copy
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, invalid
+from webhook.rules import meta
 from webhook.rules.claims.common import (
     CONFIG_MAX,
     validate_opaque_config,
@@ -17,7 +18,7 @@ from webhook.rules.claims.common import (
 )
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
-from webhook.rules.names import is_qualified_name, validate_object_meta
+from webhook.rules.names import is_qualified_name
 from webhook.rules.shape import as_list, as_object, type_error
 
 SPEC = FieldPath.root("spec")
@@ -44,7 +45,7 @@ def _stored_expressions(old: Any) -> frozenset[str]:
 
 
 def _validate(obj: dict[str, Any], stored: frozenset[str]) -> list[FieldError]:
-    errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=False)
+    errs: list[FieldError] = []
     spec = as_object(obj.get("spec"), SPEC, errs)
     if spec is None:
         return errs
@@ -67,16 +68,24 @@ def _validate(obj: dict[str, Any], stored: frozenset[str]) -> list[FieldError]:
 
 
 def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
-    return _validate(obj, frozenset()) if isinstance(obj, dict) else []
+    if not isinstance(obj, dict):
+        return []
+    return meta.check(obj, None, ctx, namespaced=False, rules=META) + _validate(obj, frozenset())
 
 
 def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
-    return _validate(obj, _stored_expressions(old)) if isinstance(obj, dict) else []
+    if not isinstance(obj, dict):
+        return []
+    return meta.check(obj, old, ctx, namespaced=False, rules=META) + _validate(obj, _stored_expressions(old))
 
 
 def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     return []
 
+
+#: ValidateObjectMetaWithOpts: the generated name is checked, a generateName itself is not; the
+#: strategy sets generation; updates may be unconditional.
+META = meta.MetaRules(generate_name_checked=False, generation_set_on_create=True, unconditional_update=True)
 
 RULES = KindRules(
     group="resource.k8s.io", kind="DeviceClass", versions=("v1",), namespaced=False,

@@ -7,15 +7,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from webhook.fielderrors import FieldError, FieldPath, invalid
-from webhook.rules.claims.common import validate_map_keys
+from webhook.fielderrors import FieldError, FieldPath
+from webhook.rules import meta
 from webhook.rules.claims.mutate import default_claim_spec, plan_spec_strips
 from webhook.rules.claims.resourceclaim import ADMIN_ACCESS_WARNING, shape_hints, uses_admin_access
 from webhook.rules.claims.spec import validate_claim_spec
 from webhook.rules.claims.update import validate_spec_immutable
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
-from webhook.rules.names import is_label_value, is_qualified_name, validate_object_meta
 from webhook.rules.shape import as_object
 
 SPEC = FieldPath.root("spec")
@@ -40,30 +39,14 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
     return plan_spec_strips(_claim_spec(obj), CLAIM_SPEC, ctx, _claim_spec(ctx.old))
 
 
-def validate_template_meta(meta: Any, path: FieldPath) -> list[FieldError]:
-    """``ValidateTemplateObjectMeta``: only labels and annotations are checked."""
-    errs: list[FieldError] = []
-    m = as_object(meta, path, errs)
-    if m is None:
-        return errs
-    labels = as_object(m.get("labels"), path.child("labels"), errs)
-    errs.extend(validate_map_keys(labels, path.child("labels"), is_qualified_name))
-    for v in (labels or {}).values():
-        if isinstance(v, str):
-            errs.extend(invalid(path.child("labels"), v, msg) for msg in is_label_value(v))
-    errs.extend(validate_map_keys(m.get("annotations"), path.child("annotations"),
-                                  lambda k: is_qualified_name(k.lower())))
-    return errs
-
-
 def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
     if not isinstance(obj, dict):
         return []
-    errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
+    errs = meta.check(obj, None, ctx, namespaced=True, rules=META)
     spec = as_object(obj.get("spec"), SPEC, errs)
     if spec is None:
         return errs
-    errs.extend(validate_template_meta(spec.get("metadata"), SPEC.child("metadata")))
+    errs.extend(meta.validate_template_meta(spec.get("metadata"), SPEC.child("metadata")))
     errs.extend(validate_claim_spec(spec.get("spec"), CLAIM_SPEC, ctx))
     return errs
 
@@ -72,13 +55,17 @@ def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) 
     """RC-UPD-1: the whole ``spec`` (template metadata included) is immutable."""
     if not isinstance(obj, dict) or not isinstance(old, dict):
         return []
-    return validate_spec_immutable(obj.get("spec"), old.get("spec"), SPEC)
+    errs = meta.check(obj, old, ctx, namespaced=True, rules=META)
+    return errs + validate_spec_immutable(obj.get("spec"), old.get("spec"), SPEC)
 
 
 def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     out = [ADMIN_ACCESS_WARNING] if uses_admin_access(_claim_spec(obj)) else []
     return out + shape_hints(_claim_spec(obj), CLAIM_SPEC)
 
+
+#: The strategy validates an UPDATE with the CREATE rules too; updates may be unconditional.
+META = meta.MetaRules(create_rules_on_update=True, unconditional_update=True)
 
 RULES = KindRules(
     group="resource.k8s.io", kind="ResourceClaimTemplate", versions=("v1",), namespaced=True,
