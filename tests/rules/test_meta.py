@@ -224,6 +224,15 @@ def test_update_per_kind(kind: str, edit: dict[str, Any], want: set[tuple[str, T
     assert causes(edited(old, edit), old) == want
 
 
+@pytest.mark.parametrize("kind", ["PodGroup", "Workload"])
+def test_missing_resource_version_is_the_whole_answer(kind: str) -> None:
+    """The apiserver refuses an UPDATE without resourceVersion before validating (found at scale 5)."""
+    old = stored(kind)
+    new = edited(old, {"resourceVersion": None, "labels": {"-bad": "x"}})
+    new["spec"] = {"junk": True} if kind == "PodGroup" else {}
+    assert causes(new, old) == {("metadata.resourceVersion", T.INVALID)}
+
+
 def test_hand_written_files_without_resource_versions_compare() -> None:
     """`review --old-file` with two hand-written files: no resourceVersion on either is fine."""
     assert causes(obj("PodGroup"), obj("PodGroup")) == set()

@@ -86,6 +86,16 @@ def check(obj: Any, old: Any, ctx: RuleContext, *, namespaced: bool, rules: Meta
     return _update(meta, old_meta if isinstance(old_meta, dict) else {}, rules, namespaced, ctx.subresource)
 
 
+def preconditions(obj: Any, old: Any, *, namespaced: bool, rules: MetaRules = DEFAULT) -> list[FieldError]:
+    """What the apiserver refuses an UPDATE for before it validates anything (400 for another name
+    or namespace, 409 for another uid or a stale resourceVersion, 422 for a missing one): when this
+    is not empty, it is the whole answer."""
+    meta, old_meta = (o.get("metadata") if isinstance(o, dict) else None for o in (obj, old))
+    if not rules.validated or not isinstance(meta, dict):
+        return []
+    return _identity_update(meta, old_meta if isinstance(old_meta, dict) else {}, namespaced, rules)
+
+
 def _create(meta: dict[str, Any], rules: MetaRules, namespaced: bool) -> list[FieldError]:
     """ValidateObjectMeta on the object as the apiserver would have prepared it."""
     return _names(meta, rules, namespaced) + _common(meta, check_generation=not rules.generation_set_on_create)
@@ -97,8 +107,10 @@ def _update(meta: dict[str, Any], old: dict[str, Any], rules: MetaRules, namespa
     annotations, owners and finalizers again), plus the kind's CREATE name rules where it runs
     them on UPDATE. ``generation`` is not checked: the apiserver puts the stored one back."""
     errs = _identity_update(meta, old, namespaced, rules)
-    if subresource:
-        return errs  # /status: the apiserver puts the stored metadata back (ResetObjectMetaForStatus)
+    if errs or subresource:
+        # Refused before validation (see preconditions); on /status the apiserver puts the stored
+        # metadata back (ResetObjectMetaForStatus).
+        return errs
     # The generic UPDATE checks hold a generateName only to path-segment rules ...
     gen = meta.get("generateName")
     if isinstance(gen, str):

@@ -178,6 +178,8 @@ def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) 
     if not isinstance(obj, dict):
         return [type_error(FieldPath.root(), obj, "object")]
     old = old if isinstance(old, dict) else {}
+    if refused := meta.preconditions(obj, old, namespaced=True):
+        return refused
     errs = meta.check(obj, old, ctx, namespaced=True)
     if ctx.subresource == "status":
         # The apiserver copies the old spec; only the status is the user's.

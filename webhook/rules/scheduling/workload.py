@@ -115,6 +115,8 @@ def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
 def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
     """UPDATE: the declarative rules against the old spec (ratcheting, immutability, no template
     added or removed at any level) and the hand-written tree rules, which are not ratcheted."""
+    if refused := meta.preconditions(obj, old, namespaced=True):
+        return refused
     return meta.check(obj, old, ctx, namespaced=True) + _validate(obj, mapping(mapping(old).get("spec")), ctx)
 
 
