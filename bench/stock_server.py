@@ -24,7 +24,7 @@ def main() -> int:
     p.add_argument("--shutdown-delay", type=float, default=0.0)
     a = p.parse_args()
 
-    from webhook.cli import build_settings
+    from webhook.cli.common import build_settings
     from webhook.server import runner
 
     class StockServer(runner.WebhookServer):  # type: ignore[misc]

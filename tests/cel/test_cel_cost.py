@@ -13,7 +13,6 @@ import time
 
 import celpy
 import pytest
-from webhook.rules.claim_common import validate_cel_expression
 
 from webhook.cel import (
     CelCompileError,
@@ -25,6 +24,7 @@ from webhook.cel import (
 )
 from webhook.cel.cost import MAX_COST, estimate
 from webhook.fielderrors import FieldPath
+from webhook.rules.claims.common import validate_cel_expression
 
 VIEW = device_view("gpu.example.com", {"model": {"string": "a100"}}, {"memory": {"value": "80Gi"}}, False)
 L10 = "[" + ",".join(str(i) for i in range(10)) + "]"

@@ -13,6 +13,7 @@ import requests
 import yaml
 
 from tests.builders import PODGROUP, SLICE
+from webhook.admission import decode
 from webhook.cli.review import build_review, with_defaults
 
 pytestmark = pytest.mark.integration
@@ -66,6 +67,13 @@ def test_server_and_cli_agree(server, state_dir, tmp_path, obj):
                           "--cluster-state", str(state_dir)], capture_output=True, text=True, timeout=60)
     assert cli.returncode in (0, 1), cli.stderr
     cli_resp = json.loads(cli.stdout)
+    if (bad := decode.check(obj)) is not None:
+        # The apiserver refuses it before any webhook is called (HTTP 400): review says the same,
+        # and no server ever gets it to judge.
+        assert cli_resp["response"]["status"] == {"metadata": {}, "status": "Failure", "message": bad.message,
+                                                  "reason": "BadRequest", "code": 400}
+        assert cli.returncode == 1
+        return
     body = build_review(with_defaults(obj), None, "CREATE", False)
     http = requests.post(server.url + "/validate", json=body, verify=str(server.certs / "ca.crt"), timeout=10)
     assert http.status_code == 200

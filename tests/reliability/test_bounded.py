@@ -217,7 +217,7 @@ def test_the_sharing_note_index_agrees_with_the_plain_comparison(seed):
     """The lookup gives the warnings, in the order, of comparing every pair (the rule as stated)."""
     import random
 
-    from webhook.rules import pod as pod_rules
+    from webhook.rules.scheduling import pod as pod_rules
     rnd = random.Random(seed)
     fields = ["resourceClaimName", "resourceClaimTemplateName"]
 
