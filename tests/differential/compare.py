@@ -53,17 +53,27 @@ class Disagreement:
         return "\n".join(lines)
 
 
+#: Go maps of strings: a null value decodes to "" (template labels and annotations).
+STRING_MAPS = ("labels", "annotations")
+
+
 def _prune(value: Any) -> Any:
     """Drop what the apiserver's JSON encoding omits (null, [], {} and "": a Go string has no
     absent value of its own), the zero values it always encodes, and what it sets itself: both
     sides then say the same thing the same way."""
     if isinstance(value, dict):
-        out = {k: _prune(v) for k, v in value.items() if k not in SERVER_SET}
+        # A string map keeps its entries whole: a label's "" value is a value.
+        out = {k: _null_strings(v) if k in STRING_MAPS and isinstance(v, dict) else _prune(v)
+               for k, v in value.items() if k not in SERVER_SET}
         return {k: v for k, v in out.items() if v not in (None, [], {}, "") and
                 not (k in ZERO_ENCODED and v == ZERO_ENCODED[k] and type(v) is int)}
     if isinstance(value, list):
         return [_prune(v) for v in value]
     return value
+
+
+def _null_strings(m: Any) -> Any:
+    return {k: "" if v is None else v for k, v in m.items()} if isinstance(m, dict) else m
 
 
 def same_value(a: Any, b: Any) -> bool:

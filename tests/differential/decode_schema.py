@@ -62,7 +62,10 @@ def compact(schemas: dict[str, Any]) -> dict[str, Any]:
                 return {"t": "object", "f": {k: node(v) for k, v in sorted(sch["properties"].items())}}
             if isinstance(sch.get("additionalProperties"), dict):
                 return {"t": "map", "v": node(sch["additionalProperties"])}
-            return {"t": "any"}
+            if sch.get("x-kubernetes-preserve-unknown-fields"):
+                return {"t": "any"}
+            # A Go struct without fields (`basic: {}`): strict decoding refuses any key in it.
+            return {"t": "object", "f": {}}
         if t == "array":
             return {"t": "array", "i": node(sch.get("items") or {})}
         if t in ("string", "integer", "number", "boolean"):

@@ -180,8 +180,9 @@ class ApiOracle:
             {"apiVersion": "v1", "kind": "Namespace",
              "metadata": {"name": ns, "labels": {"resource.kubernetes.io/admin-access": "true"}}}
             for ns in sorted(namespaces)]
+        # "system-" classes are the apiserver's own (or refused): re-applying one would fail.
         setup += [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": pc},
-                   "value": 1000} for pc in sorted(classes) if _dns_subdomain(pc)]
+                   "value": 1000} for pc in sorted(classes) if _dns_subdomain(pc) and not pc.startswith("system-")]
         setup += [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": ns}}
                   for ns in sorted(namespaces)]
         for api in self.apis.values():
@@ -224,7 +225,8 @@ def _walk(value: Any, key: str) -> Iterable[Any]:
 
 
 def _dns_subdomain(name: str) -> bool:
-    return len(name) <= 253 and re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", name) is not None
+    label = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+    return len(name) <= 253 and re.fullmatch(rf"{label}(\.{label})*", name) is not None
 
 
 def _dns_label(name: str) -> bool:

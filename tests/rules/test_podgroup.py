@@ -113,7 +113,7 @@ CREATE_CASES = [
     pytest.param(
         pg(parentCompositePodGroupName="parent"),
         GW,
-        {("spec.parentCompositePodGroupName", T.FORBIDDEN)},
+        set(),  # the strategy drops it (see test_gated_fields_strip_on_create)
         id="parent-gate-off",
     ),
     pytest.param(
@@ -223,7 +223,7 @@ CREATE_CASES = [
         pg(priorityClassName="High"), GW, {("spec.priorityClassName", T.INVALID)}, id="priority-class-bad"
     ),
     pytest.param(
-        pg(preemptionPolicy="Never"), GW, {("spec.preemptionPolicy", T.FORBIDDEN)}, id="preemption-gate-off"
+        pg(preemptionPolicy="Never"), GW, set(), id="preemption-gate-off"  # dropped by the strategy
     ),
     pytest.param(pg(preemptionPolicy="Never"), PREEMPT_ON, set(), id="preemption-never"),
     pytest.param(
@@ -246,6 +246,27 @@ CREATE_CASES = [
         },
         id="collects-every-error",
     ),
+    # Found by the differential tests (tests/differential/test_generated_scheduling.py):
+    pytest.param(pg(priorityClassName=""), GW, set(), id="empty-priority-class-is-unset"),
+    pytest.param(pg(priorityClassName="", priority=0), GW, set(), id="empty-priority-class-with-priority"),
+    pytest.param(
+        pg(schedulingPolicy={"gang": {"minCount": 2}, "basic": None}, disruptionMode={"single": None, "all": {}}),
+        GW,
+        set(),
+        id="null-union-members-are-unset",
+    ),
+    pytest.param(
+        pg(schedulingConstraints={"topology": []}),
+        TOPO_ON,
+        set(),
+        id="empty-topology-list",
+    ),
+    pytest.param(
+        pg(resourceClaims=[{"name": "a", "resourceClaimName": None, "resourceClaimTemplateName": "t"}]),
+        CLAIMS_ON,
+        set(),
+        id="claim-null-member-is-unset",
+    ),
 ]
 
 
@@ -257,10 +278,10 @@ def test_podgroup_create(obj: dict[str, Any], gates: str, want: set[tuple[str, T
 def test_union_messages_name_the_members() -> None:
     errs = admit(pg(schedulingPolicy={"basic": {}, "gang": {"minCount": 1}}))[3]
     assert [str(e) for e in errs] == [
-        'spec.schedulingPolicy: Invalid value: "{basic, gang}": must specify exactly one of: basic, gang'
+        'spec.schedulingPolicy: Invalid value: "{basic, gang}": must specify exactly one of: `basic`, `gang`'
     ]
     errs = admit(pg(schedulingPolicy={}))[3]
-    assert errs[0].detail == "must specify one of: basic, gang"
+    assert errs[0].detail == "must specify one of: `basic`, `gang`"
     errs = admit(pg(priority=1_000_000_001))[3]
     assert errs[0].detail == "must be less than or equal to 1000000000"
 
@@ -399,6 +420,64 @@ UPDATE_CASES = [
         GW,
         set(),
         id="ratchet-unchanged-invalid-field",
+    ),
+    # Found by the differential tests: a field that fails an update rule (immutable, NoSet) is not
+    # checked any further, and the defaults the apiserver applies count.
+    pytest.param(
+        pg(workloadRef=WR),
+        pg(workloadRef={"templateName": "Not_A_Label"}),
+        GW,
+        {("spec.workloadRef", T.INVALID)},
+        id="immutable-short-circuits-contents",
+    ),
+    pytest.param(
+        pg(resourceClaims=claims(1)),
+        pg(resourceClaims=claims(1) + claims(1)),
+        CLAIMS_ON,
+        {("spec.resourceClaims", T.INVALID)},
+        id="changed-claims-only-immutable-no-duplicate",
+    ),
+    pytest.param(
+        pg(schedulingPolicy={"basic": {}}),
+        pg(schedulingPolicy={"basic": {}, "gang": {"minCount": 0}}),
+        GW,
+        {("spec.schedulingPolicy", T.INVALID), ("spec.schedulingPolicy.gang", T.INVALID)},
+        id="gang-set-short-circuits-mincount",
+    ),
+    pytest.param(
+        pg(schedulingConstraints={"topology": [{"key": "zone"}]}),
+        pg(schedulingConstraints={"topology": [{}]}),
+        TOPO_ON,
+        {("spec.schedulingConstraints", T.INVALID)},
+        id="constraints-immutable-short-circuits-key",
+    ),
+    pytest.param(
+        pg(preemptionPolicy="PreemptLowerPriority"),
+        pg(),
+        PREEMPT_ON,
+        set(),
+        id="preemption-absent-is-defaulted",
+    ),
+    pytest.param(
+        pg(preemptionPolicy="PreemptLowerPriority"),
+        pg(preemptionPolicy="bogus"),
+        PREEMPT_ON,
+        {("spec.preemptionPolicy", T.INVALID)},
+        id="preemption-changed-only-immutable",
+    ),
+    pytest.param(
+        pg(priority=0),
+        pg(priority=2_000_000_000),
+        GW,
+        {("spec.priority", T.INVALID)},
+        id="priority-changed-only-immutable",
+    ),
+    pytest.param(
+        pg(workloadRef=WR, parentCompositePodGroupName="p"),
+        pg(parentCompositePodGroupName="p"),
+        COMPOSITE_ON,
+        {("spec.workloadRef", T.INVALID)},
+        id="workload-ref-removed-parent-kept-no-dependent-required",
     ),
     pytest.param(
         pg(),
@@ -567,6 +646,18 @@ def test_mapping_patch_is_remove_then_add() -> None:
             {"spec": {"disruptionMode": {"all": {}}}}, {"spec": {"disruptionMode": {"all": {}}}}, id="kept"
         ),
         pytest.param({"spec": "x"}, {"spec": "x"}, id="wrong-type-untouched"),
+        pytest.param(
+            {"spec": {"priorityClassName": "system-node-critical"}},
+            {"spec": {"priorityClassName": "system-node-critical", "priority": 2_000_001_000,
+                      "disruptionMode": {"single": {}}}},
+            id="system-class-priority-as-admission-sets-it",
+        ),
+        pytest.param(
+            {"spec": {"priorityClassName": "system-cluster-critical", "priority": 5}},
+            {"spec": {"priorityClassName": "system-cluster-critical", "priority": 5,
+                      "disruptionMode": {"single": {}}}},
+            id="system-class-given-priority-kept",
+        ),
     ],
 )
 def test_apply_defaults(obj: dict[str, Any], want: dict[str, Any]) -> None:
@@ -640,3 +731,30 @@ def test_never_raises_on_junk(junk: Any) -> None:
                 old=pg(),
                 subresource="status",
             )
+
+
+def test_system_class_priority_is_above_the_user_maximum() -> None:
+    """A PodGroup naming system-node-critical gets the class's priority and fails its maximum, as
+    upstream (the Priority plugin fills 2000001000 before validation)."""
+    obj = podgroup.apply_defaults(pg(priorityClassName="system-node-critical"))
+    assert admit(obj)[1] == {("spec.priority", T.INVALID)}
+
+
+@pytest.mark.parametrize(
+    ("spec", "gates", "removed"),
+    [
+        pytest.param({"preemptionPolicy": "Never"}, GW, "preemptionPolicy", id="preemption-policy"),
+        pytest.param({"parentCompositePodGroupName": "p", "workloadRef": WR}, GW, "parentCompositePodGroupName",
+                     id="parent"),
+    ],
+)
+def test_gated_fields_strip_on_create(spec: dict[str, Any], gates: str, removed: str) -> None:
+    new, errs, warns, _ = admit(pg(**spec), gates)
+    assert removed not in new["spec"] and not errs
+    assert any(removed in w for w in warns)
+
+
+def test_preemption_policy_defaulted_when_its_gate_is_on() -> None:
+    new = admit(pg(), PREEMPT_ON)[0]
+    assert new["spec"]["preemptionPolicy"] == "PreemptLowerPriority"
+    assert "preemptionPolicy" not in admit(pg(), GW)[0]["spec"]

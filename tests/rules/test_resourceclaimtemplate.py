@@ -68,6 +68,7 @@ def template(meta: Any = None, **exactly: Any) -> dict[str, Any]:
         pytest.param({"generation": 0, "labels": {}}, set(), id="template-zero-generation-is-not-set"),
         pytest.param({"annotations": {"k": "a" * (256 * 1024)}}, {("spec.metadata.annotations", T.TOO_LONG)},
                      id="template-annotations-over-256ki"),
+        pytest.param({"labels": {"a": None}}, set(), id="template-null-label-value-is-empty"),
         pytest.param("x", {("spec.metadata", T.TYPE_INVALID)}, id="metadata-not-an-object"),
     ],
 )

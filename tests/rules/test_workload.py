@@ -78,7 +78,7 @@ CREATE_CASES = [
     pytest.param(
         wl(compositePodGroupTemplates=[cpg("c", tmpl("x"))]),
         GW,
-        {(CPGT, T.FORBIDDEN)},
+        {("spec", T.INVALID)},  # the strategy drops the composites: no template kind is left
         id="composite-gate-off",
     ),
     pytest.param(
@@ -129,7 +129,7 @@ CREATE_CASES = [
     pytest.param(
         wl(tmpl(preemptionPolicy="Never")),
         GW,
-        {(PGT + "[0].preemptionPolicy", T.FORBIDDEN)},
+        set(),  # dropped by the strategy
         id="template-preemption-gate-off",
     ),
     pytest.param(
@@ -371,12 +371,70 @@ UPDATE_CASES = [
         {(PGT + "[1].schedulingPolicy.gang.minCount", T.INVALID)},
         id="changed-field-revalidated",
     ),
+    # Found by the differential tests (tests/differential/test_generated_scheduling.py):
+    pytest.param(
+        wl(tmpl("a")),
+        wl(tmpl("a"), tmpl("b", schedulingPolicy={"gang": {"minCount": 0}}, disruptionMode={})),
+        GW,
+        {(PGT + "[1]", T.FORBIDDEN)},
+        id="added-template-not-validated",
+    ),
+    pytest.param(
+        wl(tmpl("a"), tmpl("b")),
+        wl(tmpl("b"), tmpl("b")),
+        GW,
+        {(PGT, T.FORBIDDEN)},  # both match the old "b"; "a" is gone; no Duplicate after that
+        id="renamed-to-a-taken-name-removed-no-duplicate",
+    ),
+    pytest.param(
+        wl(tmpl(resourceClaims=claims(1))),
+        wl(tmpl(resourceClaims=claims(1) + claims(1))),
+        CLAIMS_ON,
+        {(PGT + "[0].resourceClaims", T.INVALID)},
+        id="template-claims-changed-only-immutable",
+    ),
+    pytest.param(
+        wl(tmpl(schedulingPolicy={"basic": {}})),
+        wl(tmpl(schedulingPolicy={"basic": {}, "gang": {"minCount": -1}})),
+        GW,
+        {(PGT + "[0].schedulingPolicy", T.INVALID), (PGT + "[0].schedulingPolicy.gang", T.INVALID)},
+        id="template-gang-set-short-circuits-mincount",
+    ),
+    pytest.param(
+        wl(compositePodGroupTemplates=[cpg("c", tmpl("x"), schedulingPolicy={"gang": {"minGroupCount": 2}})]),
+        wl(compositePodGroupTemplates=[cpg("c", tmpl("x"), schedulingPolicy={"gang": {"minGroupCount": 5}})]),
+        COMPOSITE_ON,
+        set(),
+        id="composite-min-group-count-mutable",
+    ),
+    pytest.param(
+        wl(compositePodGroupTemplates=[cpg("c", tmpl("x"), schedulingPolicy={"gang": {"minGroupCount": 2}})]),
+        wl(compositePodGroupTemplates=[cpg("c", tmpl("x"), schedulingPolicy={"gang": {"minGroupCount": -1}})]),
+        COMPOSITE_ON,
+        {(CPGT + "[0].schedulingPolicy.gang.minGroupCount", T.INVALID)},
+        id="composite-min-group-count-checked",
+    ),
+    pytest.param(
+        wl(compositePodGroupTemplates=[cpg("c", tmpl("x"))]),
+        wl(compositePodGroupTemplates=[cpg("c", tmpl("x"), disruptionMode={"all": {}})]),
+        COMPOSITE_ON,
+        {(CPGT + "[0].disruptionMode", T.INVALID)},
+        id="composite-disruption-immutable",
+    ),
+    pytest.param(
+        wl(compositePodGroupTemplates=[cpg("c", tmpl("x"))]),
+        wl(compositePodGroupTemplates=[cpg("d", tmpl("x"))]),
+        COMPOSITE_ON,
+        {(CPGT + "[0]", T.FORBIDDEN), (CPGT, T.FORBIDDEN)},
+        id="composite-renamed-add-and-remove",
+    ),
     pytest.param(
         wl(compositePodGroupTemplates=[cpg("c", tmpl("x"))]),
         wl(compositePodGroupTemplates=[cpg("c", tmpl("y"))]),
         COMPOSITE_ON,
-        {(CPGT, T.INVALID)},
-        id="composite-immutable",
+        # Composite lists take no items and lose none, at every level (not immutable as a whole).
+        {(CPGT + "[0].podGroupTemplates[0]", T.FORBIDDEN), (CPGT + "[0].podGroupTemplates", T.FORBIDDEN)},
+        id="composite-children-no-add-no-remove",
     ),
 ]
 

@@ -92,10 +92,12 @@ def build_review(obj: dict[str, Any], old: dict[str, Any] | None, operation: str
     meta = meta_raw if isinstance(meta_raw := obj.get("metadata"), dict) else {}
     rules = rules_for(group, kind)
     namespaced = rules is not None and rules.namespaced
-    namespace = (meta.get("namespace") or "default") if namespaced else ""
+    old_meta = old_raw if isinstance(old_raw := (old or {}).get("metadata"), dict) else {}
+    namespace = (meta.get("namespace") or old_meta.get("namespace") or "default") if namespaced else ""
     if namespaced and not meta.get("namespace") and isinstance(obj.get("metadata"), dict):
-        # kubectl sends a namespaced object without one to "default", and the apiserver sets
-        # metadata.namespace from the request path before any webhook sees the object.
+        # kubectl sends a namespaced object without one to "default" (an UPDATE to the stored
+        # object's), and the apiserver sets metadata.namespace from the request path before any
+        # webhook sees the object.
         obj = {**obj, "metadata": {**meta, "namespace": namespace}}
     return {
         "apiVersion": "admission.k8s.io/v1",

@@ -10,7 +10,7 @@ import re
 import uuid
 from typing import Any
 
-from webhook.fielderrors import FieldError, FieldPath, forbidden, invalid, required, too_long
+from webhook.fielderrors import FieldError, FieldPath, invalid, required, too_long
 from webhook.rules.shape import type_error
 
 DNS1123_LABEL_MAX = 63
@@ -55,21 +55,26 @@ C_ID_MSG = _regex_msg(
 
 
 def max_len_msg(n: int) -> str:
-    return f"must be no more than {n} characters"
+    return f"must be no more than {n} bytes"
+
+
+def byte_len(v: str) -> int:
+    """Go's len(): lengths are counted in bytes of UTF-8."""
+    return len(v.encode("utf-8", "surrogatepass"))
 
 
 def is_dns1123_label(v: str) -> list[str]:
     errs = []
-    if len(v) > DNS1123_LABEL_MAX:
+    if byte_len(v) > DNS1123_LABEL_MAX:
         errs.append(max_len_msg(DNS1123_LABEL_MAX))
     if not _LABEL_RE.match(v):
-        errs.append(LABEL_MSG)
+        errs.append("must not contain dots" if _SUBDOMAIN_RE.match(v) else LABEL_MSG)
     return errs
 
 
 def is_dns1123_subdomain(v: str) -> list[str]:
     errs = []
-    if len(v) > DNS1123_SUBDOMAIN_MAX:
+    if byte_len(v) > DNS1123_SUBDOMAIN_MAX:
         errs.append(max_len_msg(DNS1123_SUBDOMAIN_MAX))
     if not _SUBDOMAIN_RE.match(v):
         errs.append(SUBDOMAIN_MSG)
@@ -77,36 +82,34 @@ def is_dns1123_subdomain(v: str) -> list[str]:
 
 
 def is_qualified_name(v: str) -> list[str]:
-    """Label-key syntax: ``[prefix/]name`` with a DNS-subdomain prefix."""
+    """Label-key syntax: ``[prefix/]name`` with a DNS-subdomain prefix (apimachinery's IsLabelKey)."""
     parts = v.split("/")
     if len(parts) == 1:
         name = parts[0]
-        prefix_errs: list[str] = []
+        errs: list[str] = []
     elif len(parts) == 2:
         prefix, name = parts
         if not prefix:
-            prefix_errs = ["prefix part must be non-empty"]
+            errs = ["prefix part must be non-empty"]
         else:
-            prefix_errs = ["prefix part " + m for m in is_dns1123_subdomain(prefix)]
+            errs = ["prefix part " + m for m in is_dns1123_subdomain(prefix)]
     else:
-        return ["a qualified name " + _regex_msg(
+        return ["a valid label key " + _regex_msg(
             "must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
             "with an alphanumeric character", _QNAME_FMT, ("MyName", "my.name", "123-abc"))
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
-    errs = list(prefix_errs)
     if not name:
         errs.append("name part must be non-empty")
-    else:
-        if len(name) > QUALIFIED_NAME_MAX:
-            errs.append("name part " + max_len_msg(QUALIFIED_NAME_MAX))
-        if not _QNAME_RE.match(name):
-            errs.append(QNAME_MSG)
+    elif byte_len(name) > QUALIFIED_NAME_MAX:
+        errs.append("name part " + max_len_msg(QUALIFIED_NAME_MAX))
+    if not _QNAME_RE.match(name):
+        errs.append(QNAME_MSG)
     return errs
 
 
 def is_label_value(v: str) -> list[str]:
     errs = []
-    if len(v) > LABEL_VALUE_MAX:
+    if byte_len(v) > LABEL_VALUE_MAX:
         errs.append(max_len_msg(LABEL_VALUE_MAX))
     if v and not _QNAME_RE.match(v):
         errs.append(LABEL_VALUE_MSG)
@@ -132,6 +135,11 @@ def is_path_segment_name(v: str) -> list[str]:
     """Names that must be usable as one URL path segment (no ``/``, ``%``, ``.``, ``..``)."""
     if v in (".", ".."):
         return [f"may not be '{v}'"]
+    return is_path_segment_prefix(v)
+
+
+def is_path_segment_prefix(v: str) -> list[str]:
+    """The start of such a name (a suffix may still make "." valid): no ``/`` and no ``%``."""
     return [f"may not contain '{c}'" for c in ("/", "%") if c in v]
 
 
@@ -164,31 +172,3 @@ def validate_csi_driver_name(value: Any, path: FieldPath) -> list[FieldError]:
     if len(value) > 63:
         return [too_long(path, 63)]
     return [invalid(path, value, m) for m in is_dns1123_subdomain(value.lower())]
-
-
-def validate_object_meta(meta: Any, path: FieldPath, *, namespaced: bool,
-                         name_check: Any = is_dns1123_subdomain) -> list[FieldError]:
-    """The ObjectMeta rules every kind shares: name or generateName, namespace presence."""
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        return [type_error(path, meta, "object")]
-    errs: list[FieldError] = []
-    name = meta.get("name")
-    gen = meta.get("generateName")
-    if not name and not gen:
-        errs.append(required(path.child("name"), "name or generateName is required"))
-    elif name:
-        errs.extend(validate_name_list(name, path.child("name"), name_check))
-    elif isinstance(gen, str):
-        # generateName gets a random suffix; only its prefix is checked (trailing '-' allowed).
-        base = gen[:-1] if gen.endswith("-") else gen
-        if base:
-            errs.extend(invalid(path.child("generateName"), gen, m) for m in name_check(base))
-    ns = meta.get("namespace")
-    if namespaced:
-        if ns is not None and ns != "":
-            errs.extend(validate_name_list(ns, path.child("namespace"), is_dns1123_label))
-    elif ns:
-        errs.append(forbidden(path.child("namespace"), "not allowed on this type"))
-    return errs

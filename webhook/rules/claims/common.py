@@ -295,15 +295,3 @@ def validate_tolerations(value: Any, path: FieldPath) -> list[FieldError]:
     for i, t in enumerate(as_list(value, path, errs) or []):
         errs.extend(validate_toleration(t, path.index(i)))
     return errs
-
-
-def validate_map_keys(value: Any, path: FieldPath, check: Any) -> list[FieldError]:
-    """Labels/annotations style maps: each key by ``check``; values are strings."""
-    errs: list[FieldError] = []
-    m = as_object(value, path, errs)
-    for k, v in (m or {}).items():
-        errs.extend(invalid(path, k, msg) for msg in check(k))
-        if not isinstance(v, str):
-            errs.append(type_error(path.key(k), v, "string"))
-    return errs
-

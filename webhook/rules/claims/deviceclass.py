@@ -10,6 +10,7 @@ import copy
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath
+from webhook.rules import meta
 from webhook.rules.claims import declarative
 from webhook.rules.claims.common import (
     CONFIG_MAX,
@@ -22,7 +23,6 @@ from webhook.rules.claims.names import extended_resource_name
 from webhook.rules.claims.update import equal
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
-from webhook.rules.names import validate_object_meta
 from webhook.rules.shape import as_list, as_object, mapping, type_error
 
 NO_OLD = declarative.NO_OLD
@@ -42,7 +42,7 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
 def _validate(obj: dict[str, Any], ctx: RuleContext, old: Any) -> list[FieldError]:
     """``ValidateDeviceClass``: the selectors and the config count as stored (not compiled or
     size-checked again) when an UPDATE leaves each list as it was."""
-    errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=False)
+    errs: list[FieldError] = []
     spec = as_object(obj.get("spec"), SPEC, errs)
     if spec is None:
         return errs
@@ -65,16 +65,24 @@ def _validate(obj: dict[str, Any], ctx: RuleContext, old: Any) -> list[FieldErro
 
 
 def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
-    return _validate(obj, ctx, NO_OLD) if isinstance(obj, dict) else []
+    if not isinstance(obj, dict):
+        return []
+    return meta.check(obj, None, ctx, namespaced=False, rules=META) + _validate(obj, ctx, NO_OLD)
 
 
 def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
-    return _validate(obj, ctx, old) if isinstance(obj, dict) else []
+    if not isinstance(obj, dict):
+        return []
+    return meta.check(obj, old, ctx, namespaced=False, rules=META) + _validate(obj, ctx, old)
 
 
 def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     return []
 
+
+#: ValidateObjectMetaWithOpts: the generated name is checked, a generateName itself is not; the
+#: strategy sets generation; updates may be unconditional.
+META = meta.MetaRules(generate_name_checked=False, generation_set_on_create=True, unconditional_update=True)
 
 RULES = KindRules(
     group="resource.k8s.io", kind="DeviceClass", versions=("v1",), namespaced=False,

@@ -13,13 +13,13 @@ from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath
 from webhook.patch import op_add, op_remove, op_replace
+from webhook.rules import meta
 from webhook.rules.claims.mutate import default_claim_spec, default_claim_status, plan_spec_strips
 from webhook.rules.claims.spec import validate_claim_spec
 from webhook.rules.claims.status import plan_status_strips, validate_status_update
 from webhook.rules.claims.update import validate_spec_immutable
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
-from webhook.rules.names import validate_object_meta
 
 SPEC = FieldPath.root("spec")
 ADMIN_ACCESS_WARNING = ("adminAccess needs namespace label resource.kubernetes.io/admin-access=true "
@@ -67,8 +67,7 @@ def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
     """CREATE: metadata and every spec rule (status was wiped by mutate)."""
     if not isinstance(obj, dict):
         return []
-    errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
-    return errs + validate_claim_spec(obj.get("spec"), SPEC, ctx)
+    return meta.check(obj, None, ctx, namespaced=True, rules=META) + validate_claim_spec(obj.get("spec"), SPEC, ctx)
 
 
 def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
@@ -77,9 +76,9 @@ def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) 
     is the immutability violation")."""
     if not isinstance(obj, dict) or not isinstance(old, dict):
         return []
+    errs = meta.check(obj, old, ctx, namespaced=True, rules=META)
     if ctx.subresource == "status":
-        return validate_status_update(obj, old)
-    errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
+        return errs + validate_status_update(obj, old)
     return errs + validate_spec_immutable(obj.get("spec"), old.get("spec"), SPEC)
 
 
@@ -114,6 +113,9 @@ def uses_admin_access(spec: Any) -> bool:
             return True
     return False
 
+
+#: ValidateResourceClaimUpdate runs the CREATE ObjectMeta rules too; updates may be unconditional.
+META = meta.MetaRules(create_rules_on_update=True, unconditional_update=True)
 
 RULES = KindRules(
     group="resource.k8s.io", kind="ResourceClaim", versions=("v1",), namespaced=True,

@@ -8,15 +8,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from webhook.fielderrors import FieldError, FieldPath, forbidden, invalid, too_long
-from webhook.rules.claims.common import validate_map_keys
+from webhook.fielderrors import FieldError, FieldPath
+from webhook.rules import meta
 from webhook.rules.claims.mutate import default_claim_spec, plan_spec_strips
 from webhook.rules.claims.resourceclaim import ADMIN_ACCESS_WARNING, shape_hints, uses_admin_access
 from webhook.rules.claims.spec import NO_OLD, validate_claim_spec
 from webhook.rules.claims.update import validate_spec_immutable
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
-from webhook.rules.names import is_label_value, is_qualified_name, validate_object_meta
 from webhook.rules.shape import as_object
 
 SPEC = FieldPath.root("spec")
@@ -41,64 +40,18 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
     return plan_spec_strips(_claim_spec(obj), CLAIM_SPEC, ctx, _claim_spec(ctx.old))
 
 
-#: ObjectMeta's members besides labels and annotations, and the field name upstream reports for
-#: each (its Go field name, first letter lower-cased: ``UID`` becomes ``uID``).
-TEMPLATE_META_FORBIDDEN = {
-    "name": "name", "generateName": "generateName", "namespace": "namespace", "selfLink": "selfLink",
-    "uid": "uID", "resourceVersion": "resourceVersion", "generation": "generation",
-    "creationTimestamp": "creationTimestamp", "deletionTimestamp": "deletionTimestamp",
-    "deletionGracePeriodSeconds": "deletionGracePeriodSeconds", "ownerReferences": "ownerReferences",
-    "finalizers": "finalizers", "managedFields": "managedFields",
-}
-ANNOTATIONS_MAX_BYTES = 256 * 1024
-
-
-def validate_template_meta(meta: Any, path: FieldPath) -> list[FieldError]:
-    """``ValidateTemplateObjectMeta``: annotations and labels are checked, and nothing else of
-    ObjectMeta may be set (a decoded non-zero value; an empty list is not zero in Go)."""
-    errs: list[FieldError] = []
-    m = as_object(meta, path, errs)
-    if m is None:
-        return errs
-    annotations = as_object(m.get("annotations"), path.child("annotations"), errs) or {}
-    errs.extend(validate_map_keys(annotations, path.child("annotations"), lambda k: is_qualified_name(k.lower())))
-    size = sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items() if isinstance(v, str))
-    if size > ANNOTATIONS_MAX_BYTES:
-        errs.append(too_long(path.child("annotations"), ANNOTATIONS_MAX_BYTES))
-    labels = as_object(m.get("labels"), path.child("labels"), errs)
-    errs.extend(validate_map_keys(labels, path.child("labels"), is_qualified_name))
-    for v in (labels or {}).values():
-        if isinstance(v, str):
-            errs.extend(invalid(path.child("labels"), v, msg) for msg in is_label_value(v))
-    for member, reported in TEMPLATE_META_FORBIDDEN.items():
-        if not _zero(member, m.get(member)):
-            errs.append(forbidden(path.child(reported), "cannot be set"))
-    return errs
-
-
-def _zero(member: str, value: Any) -> bool:
-    """Go's zero value of an ObjectMeta member after decoding (a pointer or a slice is only nil
-    when absent or null: ``0`` and ``[]`` are set)."""
-    if value is None:
-        return True
-    if member == "generation":
-        return value == 0 and not isinstance(value, bool)
-    return value == "" and member not in ("deletionGracePeriodSeconds", "ownerReferences", "finalizers",
-                                          "managedFields")
-
-
 def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
     if not isinstance(obj, dict):
         return []
-    return _validate(obj, ctx, NO_OLD)
+    return meta.check(obj, None, ctx, namespaced=True, rules=META) + _validate_spec(obj, ctx, NO_OLD)
 
 
-def _validate(obj: dict[str, Any], ctx: RuleContext, old: Any) -> list[FieldError]:
-    errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
+def _validate_spec(obj: dict[str, Any], ctx: RuleContext, old: Any) -> list[FieldError]:
+    errs: list[FieldError] = []
     spec = as_object(obj.get("spec"), SPEC, errs)
     if spec is None:
         return errs
-    errs.extend(validate_template_meta(spec.get("metadata"), SPEC.child("metadata")))
+    errs.extend(meta.validate_template_meta(spec.get("metadata"), SPEC.child("metadata")))
     errs.extend(validate_claim_spec(spec.get("spec"), CLAIM_SPEC, ctx,
                                     NO_OLD if old is NO_OLD else _claim_spec(old)))
     return errs
@@ -109,13 +62,17 @@ def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) 
     metadata included) must not change."""
     if not isinstance(obj, dict) or not isinstance(old, dict):
         return []
-    return _validate(obj, ctx, old) + validate_spec_immutable(obj.get("spec"), old.get("spec"), SPEC)
+    errs = meta.check(obj, old, ctx, namespaced=True, rules=META)
+    return errs + _validate_spec(obj, ctx, old) + validate_spec_immutable(obj.get("spec"), old.get("spec"), SPEC)
 
 
 def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     out = [ADMIN_ACCESS_WARNING] if uses_admin_access(_claim_spec(obj)) else []
     return out + shape_hints(_claim_spec(obj), CLAIM_SPEC)
 
+
+#: The strategy validates an UPDATE with the CREATE rules too; updates may be unconditional.
+META = meta.MetaRules(create_rules_on_update=True, unconditional_update=True)
 
 RULES = KindRules(
     group="resource.k8s.io", kind="ResourceClaimTemplate", versions=("v1",), namespaced=True,

@@ -10,13 +10,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from webhook.fielderrors import FieldError, FieldPath, forbidden, immutable, invalid, required
+from webhook.fielderrors import FieldError, FieldPath, forbidden, invalid, required
 from webhook.gates import Gate
 from webhook.patch import op_add, op_remove
+from webhook.rules import meta
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
-from webhook.rules.names import validate_object_meta
 from webhook.rules.scheduling import common as sc
+from webhook.rules.scheduling import fields
+from webhook.rules.scheduling.declarative import NO_OLD, Field
 from webhook.rules.shape import is_set, mapping, strip_warning, type_error
 
 SPEC = FieldPath.root("spec")
@@ -25,20 +27,35 @@ KNOWN_SPEC_FIELDS = frozenset({
     "parentCompositePodGroupName", "workloadRef", "schedulingPolicy", "schedulingConstraints",
     "resourceClaims", "disruptionMode", "priorityClassName", "priority", "preemptionPolicy"})
 OLD_REF = "podGroupTemplateRef"
+#: Fields the strategy drops while their gate is off (PrepareForCreate / PrepareForUpdate).
+STRIPPED = (("schedulingConstraints", Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING),
+            ("resourceClaims", Gate.DRA_WORKLOAD_RESOURCE_CLAIMS),
+            ("preemptionPolicy", Gate.POD_GROUP_PREEMPTION_POLICY),
+            ("parentCompositePodGroupName", Gate.COMPOSITE_POD_GROUP))
+PREEMPTION_DEFAULT = "PreemptLowerPriority"
+#: The PriorityClasses the apiserver creates itself, with their fixed values.
+SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000, "system-cluster-critical": 2_000_000_000}
 SPELLING_WARNING = ("spec.podGroupTemplateRef is the v1alpha2 spelling; mapped it to "
                     "spec.workloadRef{workloadName, templateName}: use that")
 
 
 def apply_defaults(obj: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy with ``spec.disruptionMode`` defaulted to ``{"single": {}}`` (``+default``)."""
+    """A deep copy as the apiserver hands it to webhooks: ``spec.disruptionMode`` defaulted to
+    ``{"single": {}}`` (``+default``), and the ``priority`` the Priority admission plugin gives a
+    PodGroup naming one of the two PriorityClasses every cluster has (their values are fixed;
+    other classes need a lookup, which only the plugin in a cluster can do)."""
     out = copy.deepcopy(obj)
     if not isinstance(out, dict):
         return out
     spec = out.setdefault("spec", {})
     if spec is None:
         spec = out["spec"] = {}
-    if isinstance(spec, dict) and spec.get("disruptionMode") is None:
-        spec["disruptionMode"] = {"single": {}}
+    if isinstance(spec, dict):
+        if spec.get("disruptionMode") is None:
+            spec["disruptionMode"] = {"single": {}}
+        cls = spec.get("priorityClassName")
+        if spec.get("priority") is None and isinstance(cls, str) and cls in SYSTEM_PRIORITY_CLASSES:
+            spec["priority"] = SYSTEM_PRIORITY_CLASSES[cls]
     return out
 
 
@@ -59,16 +76,15 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
         return out
     out.extend(map_old_spelling(spec))
     old_spec = mapping(mapping(ctx.old).get("spec")) if ctx.is_update() else {}
-    if "schedulingConstraints" in spec and not ctx.gates.enabled(Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING) \
-            and old_spec.get("schedulingConstraints") is None:
-        out.ops.append(op_remove(SPEC.child("schedulingConstraints")))
-        if spec["schedulingConstraints"] is not None:
-            out.warnings.append(strip_warning(Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, "spec.schedulingConstraints"))
-    if "resourceClaims" in spec and not ctx.gates.enabled(Gate.DRA_WORKLOAD_RESOURCE_CLAIMS) \
-            and not is_set(old_spec.get("resourceClaims")):
-        out.ops.append(op_remove(SPEC.child("resourceClaims")))
-        if is_set(spec["resourceClaims"]):
-            out.warnings.append(strip_warning(Gate.DRA_WORKLOAD_RESOURCE_CLAIMS, "spec.resourceClaims"))
+    for key, gate in STRIPPED:
+        # A field of a gate that is off goes, unless the stored object uses it already.
+        if key in spec and not ctx.gates.enabled(gate) and not is_set(old_spec.get(key)):
+            out.ops.append(op_remove(SPEC.child(key)))
+            if is_set(spec[key]):
+                out.warnings.append(strip_warning(gate, f"spec.{key}"))
+    if ctx.gates.enabled(Gate.POD_GROUP_PREEMPTION_POLICY) and spec.get("preemptionPolicy") is None:
+        # The apiserver's default when it decodes a PodGroup (SetDefaults_PodGroup), UPDATEs too.
+        out.ops.append(op_add(SPEC.child("preemptionPolicy"), PREEMPTION_DEFAULT))
     return out
 
 
@@ -124,15 +140,20 @@ def _mutate_status(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
 
 
 def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
-    """CREATE: metadata plus every spec rule (status was wiped by :func:`mutate`)."""
+    """CREATE: metadata and every spec rule (status was wiped by :func:`mutate`)."""
     if not isinstance(obj, dict):
         return [type_error(FieldPath.root(), obj, "object")]
-    errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
-    return errs + validate_spec(obj.get("spec"), ctx)
+    spec = obj.get("spec")
+    errs = meta.check(obj, None, ctx, namespaced=True) + validate_spec(spec, NO_OLD, ctx)
+    if isinstance(spec, dict) and spec.get("parentCompositePodGroupName") is not None \
+            and spec.get("workloadRef") is None:
+        # ValidatePodGroup's own rule (the declarative one is alpha): CREATE only.
+        errs.append(required(SPEC.child("workloadRef"), "must be set when parentCompositePodGroupName is set"))
+    return errs
 
 
-def validate_spec(spec: Any, ctx: RuleContext, old: dict[str, Any] | None = None) -> list[FieldError]:
-    """The PG-* spec rules; with ``old`` (UPDATE) unchanged fields are not re-validated."""
+def validate_spec(spec: Any, old: Any, ctx: RuleContext) -> list[FieldError]:
+    """The declarative PodGroupSpec rules against ``old`` (the old spec, or NO_OLD on CREATE)."""
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
@@ -140,12 +161,7 @@ def validate_spec(spec: Any, ctx: RuleContext, old: dict[str, Any] | None = None
     errs: list[FieldError] = []
     if OLD_REF in spec:
         errs.append(_old_spelling_error(spec))
-    if sc.changed(spec, old, "workloadRef"):
-        errs += validate_workload_ref(spec.get("workloadRef"), SPEC.child("workloadRef"))
-    if sc.changed(spec, old, "parentCompositePodGroupName") or sc.changed(spec, old, "workloadRef"):
-        errs += _validate_parent(spec, ctx)
-    errs += sc.validate_group_fields(spec, SPEC, ctx, old)
-    return errs
+    return errs + fields.podgroup_spec(Field(SPEC, spec, old, fields.PODGROUP_SPEC, ctx))
 
 
 def _old_spelling_error(spec: dict[str, Any]) -> FieldError:
@@ -157,59 +173,18 @@ def _old_spelling_error(spec: dict[str, Any]) -> FieldError:
                            "use spec.workloadRef{workloadName, templateName}")
 
 
-def validate_workload_ref(ref: Any, path: FieldPath) -> list[FieldError]:
-    """PG-WR-1/2: a DNS-subdomain ``workloadName`` and a DNS-label ``templateName``, both required."""
-    if ref is None:
-        return []
-    if not isinstance(ref, dict):
-        return [type_error(path, ref, "object")]
-    return (sc.check_long_name(ref.get("workloadName"), path.child("workloadName"), required_=True)
-            + sc.check_short_name(ref.get("templateName"), path.child("templateName"), required_=True))
-
-
-def _validate_parent(spec: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
-    """PG-PAR-1..3: Forbidden while CompositePodGroup is off; else a DNS subdomain needing workloadRef."""
-    value = spec.get("parentCompositePodGroupName")
-    path = SPEC.child("parentCompositePodGroupName")
-    if value is None:
-        return []
-    if not ctx.gates.enabled(Gate.COMPOSITE_POD_GROUP):
-        return [forbidden(path, f"requires feature gate {Gate.COMPOSITE_POD_GROUP}")]
-    errs = sc.check_long_name(value, path, required_=False)
-    if spec.get("workloadRef") is None:
-        errs.append(required(SPEC.child("workloadRef"),
-                             "must be set when parentCompositePodGroupName is set"))
-    return errs
-
-
 def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
     """UPDATE of the main resource or of ``/status`` (``ctx.subresource``)."""
     if not isinstance(obj, dict):
         return [type_error(FieldPath.root(), obj, "object")]
     old = old if isinstance(old, dict) else {}
-    errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
+    if refused := meta.preconditions(obj, old, namespaced=True):
+        return refused
+    errs = meta.check(obj, old, ctx, namespaced=True)
     if ctx.subresource == "status":
         # The apiserver copies the old spec; only the status is the user's.
         return errs + validate_status(obj.get("status"), mapping(old.get("spec")))
-    spec, old_spec = obj.get("spec"), mapping(old.get("spec"))
-    errs += validate_spec(spec, ctx, old_spec)
-    if isinstance(spec, dict):
-        errs += _validate_spec_update(spec, old_spec, ctx)
-    return errs
-
-
-def _validate_spec_update(spec: dict[str, Any], old: dict[str, Any], ctx: RuleContext
-                          ) -> list[FieldError]:
-    """PG-WR-3, PG-PAR-2, PG-RC-6, PG-SC-4, PG-DM-2, PG-PRI-3, PG-PP-2, PG-POL-U1/U2."""
-    errs: list[FieldError] = []
-    if spec.get("workloadRef") != old.get("workloadRef"):
-        errs.append(immutable(SPEC.child("workloadRef"), spec.get("workloadRef")))
-    if ctx.gates.enabled(Gate.COMPOSITE_POD_GROUP) and \
-            spec.get("parentCompositePodGroupName") != old.get("parentCompositePodGroupName"):
-        errs.append(immutable(SPEC.child("parentCompositePodGroupName"),
-                              spec.get("parentCompositePodGroupName")))
-    errs += sc.validate_group_fields_update(spec, old, SPEC, ctx, constraints_always_immutable=False)
-    return errs
+    return errs + validate_spec(obj.get("spec"), mapping(old.get("spec")), ctx)
 
 
 def validate_status(status: Any, spec: dict[str, Any]) -> list[FieldError]:

@@ -1,32 +1,33 @@
-"""Workload (``scheduling.k8s.io/v1beta1``): strategy gate strips and the WL-* rules.
+"""Workload (``scheduling.k8s.io/v1beta1``): the strategy's gate strips and the WL-* rules.
 
-Owns the template list rules (≤ 8, unique names, no add/remove on UPDATE), the composite
-template tree (CompositePodGroup gate, cross-tree names, depth ≤ 4, one priority, ≥ 1 child)
-and ``controllerRef``. Per-template field rules come from ``scheduling_common``. Pure.
+The declarative rules (template lists at every level: ≤ 8, unique names, no add/remove on
+UPDATE; per-template fields; ``controllerRef``) come from ``fields``; here are the hand-written
+rules over the composite template tree (names unique across it, depth < 4, one priority, ≥ 1
+child), which upstream runs on CREATE and UPDATE alike. Pure.
 """
 
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from typing import Any
 
-from webhook.fielderrors import FieldError, FieldPath, duplicate, forbidden, immutable, invalid
+from webhook.fielderrors import FieldError, FieldPath, duplicate, invalid
 from webhook.gates import Gate
 from webhook.patch import op_remove
+from webhook.rules import meta
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
-from webhook.rules.names import is_path_segment_name, validate_object_meta
 from webhook.rules.scheduling import common as sc
+from webhook.rules.scheduling import fields
+from webhook.rules.scheduling.declarative import NO_OLD, Field
 from webhook.rules.shape import is_set, mapping, strip_warning, type_error
 
 SPEC = FieldPath.root("spec")
 PGT = SPEC.child("podGroupTemplates")
 CPGT = SPEC.child("compositePodGroupTemplates")
-TEMPLATES_MAX = 8
 TREE_DEPTH_MAX = 4
-# Composite trees deeper than this are not walked any further (the depth rule already fails
-# at 4); it keeps hostile nesting from exhausting the Python stack.
-_WALK_LIMIT = 12
+_WALK_LIMIT = fields.WALK_LIMIT
 KNOWN_SPEC_FIELDS = frozenset({"controllerRef", "podGroupTemplates", "compositePodGroupTemplates"})
 
 
@@ -37,134 +38,97 @@ def apply_defaults(obj: dict[str, Any]) -> dict[str, Any]:
 
 # --- mutate ---------------------------------------------------------------------------------
 
+#: Template fields the strategy drops while their gate is off, unless the old template uses them.
+TEMPLATE_STRIPS = (("schedulingConstraints", Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING),
+                   ("resourceClaims", Gate.DRA_WORKLOAD_RESOURCE_CLAIMS),
+                   ("preemptionPolicy", Gate.POD_GROUP_PREEMPTION_POLICY))
+Counts = Counter[tuple[str, str, str]]
+
 
 def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
-    """Drop ``schedulingConstraints`` / ``resourceClaims`` of top-level templates when gated off.
-
-    As upstream's Workload strategy: the old template at the same index decides whether the field
-    is kept on UPDATE; templates inside compositePodGroupTemplates are not touched.
-    """
+    """The strategy's gate strips (PrepareForCreate / PrepareForUpdate), as upstream walks them:
+    a pod group template is compared with the old template at the same index, a composite
+    template with the old one of the same name; compositePodGroupTemplates (at any depth) go
+    while CompositePodGroup is off unless the old object has them there."""
     out = Mutation()
     spec = mapping(obj.get("spec")) if isinstance(obj, dict) else {}
-    templates = spec.get("podGroupTemplates")
-    if not isinstance(templates, list):
-        return out
     old_spec = mapping(mapping(ctx.old).get("spec")) if ctx.is_update() else {}
-    old_templates = old_spec.get("podGroupTemplates")
-    old_templates = old_templates if isinstance(old_templates, list) else []
-    dropped = {Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING: 0, Gate.DRA_WORKLOAD_RESOURCE_CLAIMS: 0}
-    for i, tmpl in enumerate(templates):
-        if not isinstance(tmpl, dict):
-            continue
-        old_t = mapping(old_templates[i]) if i < len(old_templates) else {}
-        path = PGT.index(i)
-        if "schedulingConstraints" in tmpl and not ctx.gates.enabled(Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING) \
-                and old_t.get("schedulingConstraints") is None:
-            out.ops.append(op_remove(path.child("schedulingConstraints")))
-            dropped[Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING] += tmpl["schedulingConstraints"] is not None
-        if "resourceClaims" in tmpl and not ctx.gates.enabled(Gate.DRA_WORKLOAD_RESOURCE_CLAIMS) \
-                and not is_set(old_t.get("resourceClaims")):
-            out.ops.append(op_remove(path.child("resourceClaims")))
-            dropped[Gate.DRA_WORKLOAD_RESOURCE_CLAIMS] += is_set(tmpl["resourceClaims"])
-    for gate, field in ((Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, "schedulingConstraints"),
-                        (Gate.DRA_WORKLOAD_RESOURCE_CLAIMS, "resourceClaims")):
-        if dropped[gate]:
-            out.warnings.append(strip_warning(gate, f"{field} from {dropped[gate]} podGroupTemplates"))
+    counts: Counts = Counter()
+    _strip_templates(spec.get("podGroupTemplates"), old_spec.get("podGroupTemplates"), PGT, ctx, out, counts)
+    _strip_composites(spec, old_spec, SPEC, ctx, out, counts, 1)
+    for (gate, key, where), n in counts.items():
+        out.warnings.append(strip_warning(gate, f"spec.{key}" if where == "spec" else f"{key} from {n} {where}"))
     return out
+
+
+def _strip_templates(templates: Any, old_templates: Any, path: FieldPath, ctx: RuleContext, out: Mutation,
+                     counts: Counts) -> None:
+    old = old_templates if isinstance(old_templates, list) else []
+    for i, t in enumerate(templates if isinstance(templates, list) else []):
+        if not isinstance(t, dict):
+            continue
+        old_t = mapping(old[i]) if i < len(old) else {}
+        for key, gate in TEMPLATE_STRIPS:
+            if key in t and not ctx.gates.enabled(gate) and not is_set(old_t.get(key)):
+                out.ops.append(op_remove(path.index(i).child(key)))
+                if is_set(t[key]):
+                    counts[(gate, key, "podGroupTemplates")] += 1
+
+
+def _strip_composites(parent: dict[str, Any], old_parent: dict[str, Any], path: FieldPath, ctx: RuleContext,
+                      out: Mutation, counts: Counts, depth: int) -> None:
+    key, gate = "compositePodGroupTemplates", Gate.COMPOSITE_POD_GROUP
+    items = parent.get(key)
+    if key in parent and not ctx.gates.enabled(gate) and not is_set(old_parent.get(key)):
+        out.ops.append(op_remove(path.child(key)))
+        if is_set(items):
+            counts[(gate, key, "spec" if depth == 1 else key)] += 1
+        return
+    if not isinstance(items, list) or depth > fields.WALK_LIMIT:
+        return
+    old_items = old_parent.get(key)
+    old_by_name = {o.get("name"): o for o in old_items if isinstance(o, dict)} \
+        if isinstance(old_items, list) else {}
+    for i, c in enumerate(items):
+        if not isinstance(c, dict):
+            continue
+        cpath = path.child(key).index(i)
+        old_c = mapping(old_by_name.get(c.get("name")) if isinstance(c.get("name"), str) else None)
+        pp = "preemptionPolicy"
+        if pp in c and not ctx.gates.enabled(Gate.POD_GROUP_PREEMPTION_POLICY) and not is_set(old_c.get(pp)):
+            out.ops.append(op_remove(cpath.child(pp)))
+            if is_set(c[pp]):
+                counts[(Gate.POD_GROUP_PREEMPTION_POLICY, pp, key)] += 1
+        _strip_composites(c, old_c, cpath, ctx, out, counts, depth + 1)
+        _strip_templates(c.get("podGroupTemplates"), old_c.get("podGroupTemplates"),
+                         cpath.child("podGroupTemplates"), ctx, out, counts)
 
 
 # --- validate -------------------------------------------------------------------------------
 
 
 def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
-    """CREATE: metadata, the union, the template lists and the hand-written tree rules."""
+    """CREATE: metadata, the declarative rules and the hand-written tree rules."""
+    return meta.check(obj, None, ctx, namespaced=True) + _validate(obj, NO_OLD, ctx)
+
+
+def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
+    """UPDATE: the declarative rules against the old spec (ratcheting, immutability, no template
+    added or removed at any level) and the hand-written tree rules, which are not ratcheted."""
+    if refused := meta.preconditions(obj, old, namespaced=True):
+        return refused
+    return meta.check(obj, old, ctx, namespaced=True) + _validate(obj, mapping(mapping(old).get("spec")), ctx)
+
+
+def _validate(obj: Any, old_spec: Any, ctx: RuleContext) -> list[FieldError]:
     if not isinstance(obj, dict):
         return [type_error(FieldPath.root(), obj, "object")]
-    errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
     spec = obj.get("spec")
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
-        return errs + [type_error(SPEC, spec, "object")]
-    return errs + validate_spec(spec, ctx) + validate_tree(spec)
-
-
-def validate_spec(spec: dict[str, Any], ctx: RuleContext, old: dict[str, Any] | None = None
-                  ) -> list[FieldError]:
-    """The declarative WL-* rules; with ``old`` unchanged parts are not re-validated."""
-    errs: list[FieldError] = []
-    if sc.changed(spec, old, "podGroupTemplates") or sc.changed(spec, old, "compositePodGroupTemplates"):
-        errs += sc.check_union(spec, SPEC, ("podGroupTemplates", "compositePodGroupTemplates"))
-    if sc.changed(spec, old, "controllerRef"):
-        errs += validate_controller_ref(spec.get("controllerRef"), SPEC.child("controllerRef"))
-    if sc.changed(spec, old, "podGroupTemplates"):
-        old_list = (old or {}).get("podGroupTemplates")
-        errs += validate_templates(spec.get("podGroupTemplates"), PGT, ctx,
-                                   old_list if isinstance(old_list, list) else None)
-    if sc.changed(spec, old, "compositePodGroupTemplates") and \
-            spec.get("compositePodGroupTemplates") is not None:
-        if not ctx.gates.enabled(Gate.COMPOSITE_POD_GROUP):
-            errs.append(forbidden(CPGT, f"requires feature gate {Gate.COMPOSITE_POD_GROUP}"))
-        else:
-            errs += validate_composite_templates(spec["compositePodGroupTemplates"], CPGT, ctx, 1)
-    return errs
-
-
-def validate_templates(value: Any, path: FieldPath, ctx: RuleContext,
-                       old: list[Any] | None = None) -> list[FieldError]:
-    """WL-PGT-1..5: ≤ 8 templates, unique DNS-label names, each with the PodGroup field rules.
-
-    With ``old``, a template equal to the old template of the same name is skipped (ratcheting).
-    """
-    items, errs = sc.check_list(value, path, TEMPLATES_MAX)
-    errs += sc.map_list_duplicates(items, path)
-    old_by_name = _by_name(old or [])
-    for i, tmpl in enumerate(items):
-        ipath = path.index(i)
-        if not isinstance(tmpl, dict):
-            errs.append(type_error(ipath, tmpl, "object"))
-            continue
-        name = tmpl.get("name")
-        prev = old_by_name.get(name) if isinstance(name, str) else None
-        if prev is not None and prev == tmpl:
-            continue
-        errs += sc.check_short_name(tmpl.get("name"), ipath.child("name"), required_=True)
-        errs += sc.validate_group_fields(tmpl, ipath, ctx, prev)
-    return errs
-
-
-def validate_composite_templates(value: Any, path: FieldPath, ctx: RuleContext, depth: int
-                                 ) -> list[FieldError]:
-    """WL-CPG-1 (gate on): ≤ 8 composite templates, unique names, policy union, children lists."""
-    items, errs = sc.check_list(value, path, TEMPLATES_MAX)
-    errs += sc.map_list_duplicates(items, path)
-    for i, tmpl in enumerate(items):
-        ipath = path.index(i)
-        if not isinstance(tmpl, dict):
-            errs.append(type_error(ipath, tmpl, "object"))
-            continue
-        errs += sc.check_short_name(tmpl.get("name"), ipath.child("name"), required_=True)
-        errs += sc.validate_scheduling_policy(tmpl.get("schedulingPolicy"), ipath.child("schedulingPolicy"),
-                                              count_field="minGroupCount")
-        errs += sc.check_long_name(tmpl.get("priorityClassName"), ipath.child("priorityClassName"))
-        errs += sc.validate_priority(tmpl.get("priority"), ipath.child("priority"))
-        errs += validate_templates(tmpl.get("podGroupTemplates"), ipath.child("podGroupTemplates"), ctx)
-        if depth < _WALK_LIMIT:
-            errs += validate_composite_templates(tmpl.get("compositePodGroupTemplates"),
-                                                 ipath.child("compositePodGroupTemplates"), ctx, depth + 1)
-    return errs
-
-
-def validate_controller_ref(ref: Any, path: FieldPath) -> list[FieldError]:
-    """WL-CR-2: required path-segment ``kind`` and ``name``; optional DNS-subdomain ``apiGroup``."""
-    if ref is None:
-        return []
-    if not isinstance(ref, dict):
-        return [type_error(path, ref, "object")]
-    errs = sc.check_long_name(ref.get("apiGroup") or None, path.child("apiGroup"))
-    for key in ("kind", "name"):
-        errs += sc.check_name(ref.get(key), path.child(key), is_path_segment_name, required_=True)
-    return errs
+        return [type_error(SPEC, spec, "object")]
+    return fields.workload_spec(Field(SPEC, spec, old_spec, fields.WORKLOAD_SPEC, ctx)) + validate_tree(spec)
 
 
 # --- hand-written tree rules (not ratcheted upstream) -----------------------------------------
@@ -281,57 +245,6 @@ def _has_child(cpg: dict[str, Any], path: FieldPath, depth: int) -> list[FieldEr
     if depth < _WALK_LIMIT:
         for i, child in _dict_items(cpg.get("compositePodGroupTemplates")):
             errs += _has_child(child, path.child("compositePodGroupTemplates").index(i), depth + 1)
-    return errs
-
-
-# --- update ---------------------------------------------------------------------------------
-
-
-def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
-    """UPDATE: ratcheted declarative rules, immutability, no template add/remove, tree rules."""
-    if not isinstance(obj, dict):
-        return [type_error(FieldPath.root(), obj, "object")]
-    errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
-    spec = obj.get("spec")
-    if spec is None:
-        spec = {}
-    if not isinstance(spec, dict):
-        return errs + [type_error(SPEC, spec, "object")]
-    old_spec = mapping(mapping(old).get("spec"))
-    errs += validate_spec(spec, ctx, old_spec)
-    if spec.get("controllerRef") != old_spec.get("controllerRef"):
-        errs.append(immutable(SPEC.child("controllerRef"), spec.get("controllerRef")))
-    errs += _templates_update(spec.get("podGroupTemplates"), old_spec.get("podGroupTemplates"), ctx)
-    if _none_if_empty(spec.get("compositePodGroupTemplates")) != \
-            _none_if_empty(old_spec.get("compositePodGroupTemplates")):
-        errs.append(immutable(CPGT, spec.get("compositePodGroupTemplates")))
-    return errs + validate_tree(spec)
-
-
-def _none_if_empty(value: Any) -> Any:
-    return None if value == [] else value
-
-
-def _templates_update(new: Any, old: Any, ctx: RuleContext) -> list[FieldError]:
-    """WL-PGT-U1/U2 and per-template immutability, templates matched by name."""
-    if not isinstance(new, list) or len(new) > TEMPLATES_MAX:
-        return []
-    old_by_name = _by_name(old if isinstance(old, list) else [])
-    errs: list[FieldError] = []
-    new_names: set[str] = set()
-    for i, tmpl in _dict_items(new):
-        name = tmpl.get("name")
-        if not isinstance(name, str):
-            continue
-        new_names.add(name)
-        prev = old_by_name.get(name)
-        if prev is None:
-            errs.append(forbidden(PGT.index(i), "item may not be added"))
-            continue
-        errs += sc.validate_group_fields_update(tmpl, prev, PGT.index(i), ctx,
-                                                constraints_always_immutable=True)
-    if any(name not in new_names for name in old_by_name):
-        errs.append(forbidden(PGT, "item may not be removed"))
     return errs
 
 

@@ -26,9 +26,9 @@ from webhook.fielderrors import (
     too_many,
 )
 from webhook.gates import Gate
+from webhook.rules import meta
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
-from webhook.rules.names import validate_object_meta
 from webhook.rules.shape import as_bool, as_int, as_list, as_object, as_str, type_error
 from webhook.rules.slices import declarative
 from webhook.rules.slices.attributes import has_list_attribute
@@ -96,9 +96,7 @@ def _guarded(fn: Callable[[], list[FieldError]]) -> list[FieldError]:
 def _validate(obj: Any, old: dict[str, Any] | None, ctx: RuleContext) -> list[FieldError]:
     if not isinstance(obj, dict):
         return [type_error("", obj, "object")]
-    errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=False)
-    if old is not None:
-        errs.extend(_meta_update(obj.get("metadata"), old.get("metadata")))
+    errs = meta.check(obj, old, ctx, namespaced=False, rules=META)
     spec = as_object(obj.get("spec"), SPEC, errs)
     if spec is None and obj.get("spec") is not None:
         return errs
@@ -107,14 +105,6 @@ def _validate(obj: Any, old: dict[str, Any] | None, ctx: RuleContext) -> list[Fi
         old_spec = old_spec_raw if isinstance(old_spec_raw := old.get("spec"), dict) else {}
     errs.extend(validate_spec(spec or {}, old_spec, ctx))
     return errs
-
-
-def _meta_update(meta: Any, old_meta: Any) -> list[FieldError]:
-    name = meta.get("name") if isinstance(meta, dict) else None
-    old_name = old_meta.get("name") if isinstance(old_meta, dict) else None
-    if old_name and name != old_name:
-        return [immutable(FieldPath.root("metadata", "name"), name)]
-    return []
 
 
 def validate_spec(spec: dict[str, Any], old: dict[str, Any] | None, ctx: RuleContext) -> list[FieldError]:
@@ -350,6 +340,9 @@ def _skip_node_operations(spec: dict[str, Any]) -> list[FieldError]:
         )
     return errs
 
+
+#: The strategy sets generation on CREATE; updates may be unconditional.
+META = meta.MetaRules(generation_set_on_create=True, unconditional_update=True)
 
 RULES = KindRules(
     group="resource.k8s.io", kind="ResourceSlice", versions=("v1",), namespaced=False,
