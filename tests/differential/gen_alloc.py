@@ -1,0 +1,561 @@
+"""Generated allocator scenarios: a cluster state, the claims to allocate, a gate profile.
+
+`scenarios()` draws one `Scenario`: 1-8 nodes (Node objects with labels, or only the names the
+slices give), 1-4 pools (node-local, shared by `allNodes` or a node selector, per-device node
+selection, or spread over several nodes; several slices, stale generations, incomplete pools,
+counter sets with `consumesCounters` and compatibility groups null/[]/some), devices with
+attributes, capacities (`allowMultipleAllocations` with request policies), taints; DeviceClasses
+with selectors; claims already allocated in the state (shareIDs, consumedCapacity, admin
+access); and 1-3 claims to allocate together (counts, `All`, `firstAvailable`, constraints, CEL
+selectors, some of which fail at run time on devices without the attribute, capacity requests,
+tolerations), sometimes through a PodGroup with claims and templates. Objects are valid as the
+apiserver would store them; the generator aims at the allocator's decisions, not at validation.
+
+Gate profiles come from upstream's own gate table (`dra-allocate --print-gates`), with
+dependencies repaired as a component's start-up demands (`profiles.py` does the same for the
+apiserver); each picks a different upstream allocator variant (stable, incubating,
+experimental) as the scheduler's feature translation does.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from hypothesis import strategies as st
+
+from tests.differential.profiles import all_on, upstream_gates
+from webhook.gates import KNOWN
+
+GPU, NIC = "gpu.example.com", "nic.example.com"
+OTHER = "other.example.org"
+NODE_NAMES = ("node-1", "node-10", "node-2", "alpha", "b-node", "worker-a", "worker-b", "zeta")
+ZONES = ("a", "b")
+NS = "default"
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------------------- gate profiles
+
+def _closure(gates: set[str], down: bool) -> set[str]:
+    """``gates`` plus every gate they depend on (``down=False``) or that depends on them."""
+    table = upstream_gates()
+    out, todo = set(gates), list(gates)
+    while todo:
+        g = todo.pop()
+        if down:
+            more = [n for n, info in table.items() if g in info["dependencies"]]  # type: ignore[operator]
+        else:
+            more = list(table[g]["dependencies"])  # type: ignore[call-overload]
+        for m in more:
+            if m not in out:
+                out.add(m)
+                todo.append(m)
+    return out
+
+
+def _off(base: dict[str, bool], *gates: str) -> dict[str, bool]:
+    table = upstream_gates()
+    return {**base, **{g: False for g in _closure(set(gates), down=True) if not table[g]["locked"]}}
+
+
+def _on(base: dict[str, bool], *gates: str) -> dict[str, bool]:
+    table = upstream_gates()
+    return {**base, **{g: True for g in _closure(set(gates), down=False) if not table[g]["locked"]}}
+
+
+@functools.cache
+def alloc_profiles() -> dict[str, dict[str, bool]]:
+    """name -> gate overrides over the 1.37 defaults (what `dra-allocate` gets).
+
+    defaults and `defaults-*` run the incubating allocator, `all-on*` and `defaults+CG` the
+    experimental one, `stable` (consumable capacity and binding conditions off) the stable one.
+    """
+    on = all_on()
+    return {
+        "defaults": {},
+        "all-on": on,
+        "defaults+CG": _on({}, "DRADeviceCompatibilityGroups"),
+        "defaults-no-PD": _off({}, "DRAPartitionableDevices"),
+        "defaults-no-CC": _off({}, "DRAConsumableCapacity"),
+        "defaults-no-taints": _off({}, "DRADeviceTaints"),
+        "all-on-no-PD": _off(on, "DRAPartitionableDevices"),
+        "all-on-no-CC": _off(on, "DRAConsumableCapacity"),
+        "all-on-no-taints": _off(on, "DRADeviceTaints"),
+        "stable": _off({}, "DRAConsumableCapacity", "DRADeviceBindingConditions"),
+    }
+
+
+@functools.cache
+def effective(profile: str) -> dict[str, bool]:
+    """Every upstream gate's value in ``profile``."""
+    over = alloc_profiles()[profile]
+    return {n: bool(over.get(n, info["default"])) for n, info in upstream_gates().items()}
+
+
+def our_gates(profile: str) -> dict[str, bool]:
+    """The same values for every gate we model, set explicitly (our defaults are not assumed)."""
+    eff = effective(profile)
+    return {n: eff[n] for n in KNOWN if n in eff and not (KNOWN[n].locked and eff[n] == KNOWN[n].default)}
+
+
+# ---------------------------------------------------------------------------- the scenario
+
+@dataclass
+class Scenario:
+    id: str
+    profile: str
+    state: list[dict[str, Any]]
+    objects: list[dict[str, Any]]
+    tags: set[str] = field(default_factory=set)
+
+    def wire(self) -> dict[str, Any]:
+        """The `dra-allocate --batch` line."""
+        return {"id": self.id, "clusterState": self.state, "objects": self.objects,
+                "featureGates": alloc_profiles()[self.profile], "timeoutSeconds": 30}
+
+    def enabled(self, gate: str) -> bool:
+        return effective(self.profile)[gate]
+
+
+def _meta(name: str, ns: str | None = None) -> dict[str, Any]:
+    return {"name": name, **({"namespace": ns} if ns else {})}
+
+
+class R:
+    """Choices with controlled odds, from a Random that hypothesis seeds (so draws reproduce).
+
+    Hypothesis's own integer and sampled draws favour their bounds, which would make every rare
+    branch (a missing class, an incomplete pool) common; the odds here are the ones written.
+    """
+
+    def __init__(self, rnd: random.Random) -> None:
+        self.rnd = rnd
+
+    def p(self, chance: float) -> bool:
+        return self.rnd.random() < chance
+
+    def pick(self, items: Sequence[T]) -> T:
+        return items[self.rnd.randrange(len(items))]
+
+    def weighted(self, table: dict[T, float]) -> T:
+        return self.rnd.choices(list(table), weights=list(table.values()))[0]
+
+    def int(self, lo: int, hi: int) -> int:
+        return self.rnd.randint(lo, hi)
+
+    def sample(self, items: Sequence[T], lo: int, hi: int) -> list[T]:
+        return self.rnd.sample(list(items), min(len(items), self.int(lo, hi)))
+
+
+# ---------------------------------------------------------------------------- quantities
+
+#: (text, value in base units) in several notations; small so sums and steps stay readable.
+AMOUNTS = [("1", 1), ("2", 2), ("4", 4), ("8", 8), ("16", 16), ("1k", 1000), ("2k", 2000), ("4000", 4000),
+           ("1Ki", 1024), ("4Ki", 4096), ("1Gi", 2**30), ("2Gi", 2**31), ("2048Mi", 2**31), ("4Gi", 2**32),
+           ("8Gi", 2**33), ("8589934592", 2**33), ("16Gi", 2**34), ("500m", 0.5), ("1500m", 1.5), ("0", 0)]
+
+
+def qty(r: R, v: float) -> str:
+    """A quantity text for ``v`` base units, in one of its spellings."""
+    spellings = [text for text, val in AMOUNTS if val == v]
+    if spellings:
+        return r.pick(spellings)
+    if v == int(v):
+        return str(int(v))
+    return f"{round(v * 1000)}m"
+
+
+def key(r: R, driver: str, ident: str) -> str:
+    """An attribute or capacity name, bare or qualified with the device's own driver."""
+    return ident if r.p(0.7) else f"{driver}/{ident}"
+
+
+# ---------------------------------------------------------------------------- devices
+
+def attributes(r: R, driver: str, lists: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if r.p(0.85):
+        out[key(r, driver, "model")] = {"string": r.pick("abc")}
+    if r.p(0.75):
+        out[key(r, driver, "index")] = {"int": r.int(0, 3)}
+    if r.p(0.5):
+        out[key(r, driver, "numa")] = {"int": r.int(0, 1)}
+    if r.p(0.6):
+        out[key(r, driver, "healthy")] = {"bool": r.p(0.8)}
+    if r.p(0.4):
+        out[key(r, driver, "version")] = {"version": r.pick(["1.0.0", "1.2.0", "2.0.0", "1.0.0+b1", "1.0.0+b2"])}
+    if r.p(0.25):
+        out[f"{OTHER}/zone"] = {"string": r.pick(["z1", "z2"])}
+    if lists and r.p(0.3):
+        out[key(r, driver, "links")] = {"strings": r.sample(["l0", "l1", "l2"], 1, 3)}
+    return out
+
+
+def request_policy(r: R, value: float) -> dict[str, Any] | None:
+    """A valid requestPolicy for a capacity of ``value`` (the default is always a valid amount)."""
+    kind = r.weighted({"none": 3, "default": 1, "range": 1, "range-step": 2, "values": 1.5})
+    small = [v for _, v in AMOUNTS if v <= value]
+    if kind == "none":
+        return None
+    if kind == "default":
+        return {"default": qty(r, r.pick(small))}
+    if kind == "values":
+        vals = sorted(set(r.sample([v for v in small if v > 0], 1, 3)))
+        return {"default": qty(r, r.pick(vals)), "validValues": [qty(r, v) for v in vals]}
+    vmin = r.pick(small)
+    rng: dict[str, Any] = {"min": qty(r, vmin)}
+    step: float | None = None
+    if kind == "range-step":
+        steps = [s for s in (0.5, 1, 2, 4, 1000, 1024, 2**30) if vmin + s <= value]
+        if steps:
+            step = r.pick(steps)
+            rng["step"] = qty(r, step)
+    vmax = None
+    if r.p(0.5):
+        cands = [v for _, v in AMOUNTS if vmin <= v <= value and (step is None or ((v - vmin) / step).is_integer())]
+        vmax = r.pick(cands)
+        rng["max"] = qty(r, vmax)
+    default = vmin + (step or 0) * r.int(0, 3)
+    if default > (vmax if vmax is not None else value):
+        default = vmin
+    return {"default": qty(r, default), "validRange": rng}
+
+
+CAPACITIES = {"mem": [2**32, 2**33, 2**34], "cores": [4, 8, 16], "bw": [1000, 4000, 16]}
+
+
+def capacities(r: R, driver: str, multi: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for ident, choices in CAPACITIES.items():
+        if not r.p(0.45):
+            continue
+        value = r.pick(choices)
+        cap: dict[str, Any] = {"value": qty(r, value)}
+        if multi and (pol := request_policy(r, value)) is not None:
+            cap["requestPolicy"] = pol
+        out[key(r, driver, ident)] = cap
+    return out
+
+
+def node_selector(r: R, nodes: list[str]) -> dict[str, Any]:
+    kind = r.weighted({"zone-in": 3, "zone-notin": 1, "exists": 1, "name": 2})
+    if kind == "name":
+        term: dict[str, Any] = {"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                 "values": [r.pick(nodes)]}]}
+    elif kind == "exists":
+        term = {"matchExpressions": [{"key": "gpu", "operator": r.pick(["Exists", "DoesNotExist"])}]}
+    else:
+        term = {"matchExpressions": [{"key": "zone", "operator": "In" if kind == "zone-in" else "NotIn",
+                                      "values": [r.pick(ZONES)]}]}
+    return {"nodeSelectorTerms": [term]}
+
+
+def device_placement(r: R, nodes: list[str]) -> dict[str, Any]:
+    kind = r.weighted({"name": 5, "all": 2, "selector": 2, "stray": 0.5})
+    if kind == "name":
+        return {"nodeName": r.pick(nodes)}
+    if kind == "stray":  # a node that no Node object and no slice names
+        return {"nodeName": "node-stray"}
+    if kind == "all":
+        return {"allNodes": True}
+    return {"nodeSelector": node_selector(r, nodes)}
+
+
+GROUPS: list[list[str] | None] = [None, [], ["mig"], ["vgpu"], ["mig", "vgpu"]]
+
+
+def device(r: R, name: str, driver: str, counter_sets: dict[str, dict[str, float]], per_device: bool,
+           nodes: list[str], lists: bool) -> dict[str, Any]:
+    d: dict[str, Any] = {"name": name}
+    if attrs := attributes(r, driver, lists):
+        d["attributes"] = attrs
+    multi = r.p(0.25)
+    if multi:
+        d["allowMultipleAllocations"] = True
+    if caps := capacities(r, driver, multi):
+        d["capacity"] = caps
+    if counter_sets and r.p(0.8):
+        consumes = []
+        for cs in r.sample(sorted(counter_sets), 1, 2):
+            names = r.sample(sorted(counter_sets[cs]), 1, 2)
+            entry: dict[str, Any] = {"counterSet": cs, "counters": {
+                n: {"value": qty(r, counter_sets[cs][n] / r.pick([4, 4, 2, 1]))} for n in names}}
+            if (groups := r.weighted({0: 3, 1: 1, 2: 2, 3: 1, 4: 1})) or r.p(0.5):
+                g = GROUPS[groups]
+                if g is not None:
+                    entry["compatibilityGroups"] = g
+            consumes.append(entry)
+        if r.p(0.01):  # a counter set the pool does not have: the pool is invalid
+            consumes.append({"counterSet": "cs-missing", "counters": {"mem": {"value": "1"}}})
+        d["consumesCounters"] = consumes
+    if r.p(0.15):
+        d["taints"] = [{"key": r.pick(["broken", "maint"]), **({"value": "yes"} if r.p(0.5) else {}),
+                        "effect": r.weighted({"NoSchedule": 2, "NoExecute": 1, "None": 1})}]
+    if per_device:
+        d.update(device_placement(r, nodes))
+    return d
+
+
+# ---------------------------------------------------------------------------- pools
+
+def pool(r: R, index: int, nodes: list[str], lists: bool) -> list[dict[str, Any]]:
+    """The slices of one pool as they are in the state (maybe incomplete, stale or half-updated)."""
+    driver = r.weighted({GPU: 4, NIC: 1})
+    name = r.pick([f"pool-{index}", f"p{index}-x", f"z-pool-{index}"])
+    kind = r.weighted({"node": 5, "all": 1.5, "selector": 1.5, "per-device": 1.5, "spread": 1.5})
+    home = r.pick(nodes)
+    gen = r.int(1, 3)
+    counters: dict[str, dict[str, float]] = {}
+    if r.p(0.3):
+        for i in range(r.int(1, 2)):
+            counters[f"cs-{i}"] = {"mem": r.pick([2**33, 2**34]), "sm": r.pick([4, 8])}
+    placements = {"per-device": "per-device", "spread": "node", "all": "all", "selector": "selector"}
+    plans: list[dict[str, Any]] = []
+    names = iter(f"{'gpu' if driver == GPU else 'nic'}-{i}" for i in range(100))
+    for j in range(r.weighted({1: 3, 2: 2, 3: 1 if kind == "spread" else 0})):
+        where = placement(r, placements.get(kind, "node"), nodes, r.pick(nodes) if kind == "spread" else home)
+        devs = [device(r, next(names), driver, counters, kind == "per-device", nodes, lists)
+                for _ in range(r.weighted({1: 1, 2: 2, 3: 2, 4: 2, 6: 1}))]
+        if r.p(0.02):
+            devs.append({**devs[0]})  # a duplicate device name: the pool is invalid
+        plans.append({"name": f"{name}-{r.pick('sta')}{j}", "placement": where, "devices": devs})
+    if counters:
+        where = placement(r, "node" if kind in ("node", "spread") else r.pick(["all", "node"]), nodes, home)
+        plans.append({"name": f"{name}-counters", "placement": where, "counters": counters})
+    count = len(plans)
+    out = [_slice(r, p, driver, name, gen, count) for p in plans]
+    if r.p(0.08):  # incomplete: one slice is not published (yet)
+        out.pop(r.int(0, len(out) - 1))
+    if r.p(0.15):  # slices of an older generation, still around
+        for p in plans[:r.int(1, len(plans))]:
+            out.append(_slice(r, {**p, "name": p["name"] + "-old"}, driver, name, gen - 1, count))
+    if r.p(0.07):  # a newer generation, partly published
+        out.append(_slice(r, {**plans[0], "name": plans[0]["name"] + "-new"}, driver, name, gen + 1, count))
+    return out
+
+
+def placement(r: R, kind: str, nodes: list[str], home: str) -> dict[str, Any]:
+    if kind == "node":
+        return {"nodeName": home}
+    if kind == "all":
+        return {"allNodes": True}
+    if kind == "selector":
+        return {"nodeSelector": node_selector(r, nodes)}
+    return {"perDeviceNodeSelection": True}
+
+
+def _slice(r: R, plan: dict[str, Any], driver: str, pool_name: str, gen: int, count: int) -> dict[str, Any]:
+    spec: dict[str, Any] = {"driver": driver, "pool": {"name": pool_name, "generation": gen,
+                                                      "resourceSliceCount": count}, **plan["placement"]}
+    if "counters" in plan:
+        spec["sharedCounters"] = [{"name": cs, "counters": {n: {"value": qty(r, v)} for n, v in c.items()}}
+                                  for cs, c in plan["counters"].items()]
+    else:
+        spec["devices"] = copy.deepcopy(plan["devices"])
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": _meta(plan["name"]),
+            "spec": spec}
+
+
+# ---------------------------------------------------------------------------- classes and selectors
+
+def selectors_for(driver: str) -> dict[str, float]:
+    """CEL selectors with their odds: most narrow, some fail at run time where a key is missing."""
+    a = f'device.attributes["{driver}"]'
+    c = f'device.capacity["{driver}"]'
+    return {
+        f'{a}.model == "a"': 2,
+        f'{a}.model != "c"': 2,
+        f'"index" in {a} && {a}.index >= 1': 2,
+        f'{a}.index >= 2': 0.5,                                 # fails where index is missing
+        f'has({a}.healthy) && {a}.healthy': 2,
+        f'{a}.healthy': 0.3,                                    # fails where healthy is missing
+        f'{c}.mem.compareTo(quantity("8Gi")) >= 0': 0.3,        # fails where mem is missing
+        f'"mem" in {c} && {c}.mem.compareTo(quantity("16Gi")) >= 0': 1,
+        f'has({a}.version) && {a}.version.isGreaterThan(semver("1.1.0"))': 1,
+        'device.allowMultipleAllocations': 1,
+        f'device.attributes["{OTHER}"].zone == "z1"': 0.3,    # fails where the other domain lacks zone
+        f'device.driver == "{driver}"': 1,
+        'true': 1,
+    }
+
+
+def device_classes() -> list[dict[str, Any]]:
+    def cls(name: str, *exprs: str) -> dict[str, Any]:
+        spec: dict[str, Any] = {}
+        if exprs:
+            spec["selectors"] = [{"cel": {"expression": e}} for e in exprs]
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": _meta(name), "spec": spec}
+    return [cls("gpu", f'device.driver == "{GPU}"'), cls("nic", f'device.driver == "{NIC}"'), cls("any"),
+            cls("gpu-big", f'device.driver == "{GPU}"',
+                f'"mem" in device.capacity["{GPU}"] && device.capacity["{GPU}"].mem.compareTo(quantity("8Gi")) >= 0'),
+            cls("gpu-healthy", f'device.driver == "{GPU}" && device.attributes["{GPU}"].healthy')]
+
+
+CLASSES = {"gpu": (GPU, 10.0), "nic": (NIC, 2.0), "any": (GPU, 2.0), "gpu-big": (GPU, 1.5),
+           "gpu-healthy": (GPU, 0.7), "missing": (GPU, 0.1)}
+
+
+# ---------------------------------------------------------------------------- claims
+
+def request_body(r: R, cc: bool) -> dict[str, Any]:
+    cls = r.weighted({k: w for k, (_, w) in CLASSES.items()})
+    driver = CLASSES[cls][0]
+    body: dict[str, Any] = {"deviceClassName": cls}
+    mode = r.weighted({"default": 4, "exact": 4, "all": 0.8})
+    if mode == "exact":
+        body["allocationMode"] = "ExactCount"
+        body["count"] = r.weighted({1: 3, 2: 3, 3: 1, 4: 0.3})
+    elif mode == "all":
+        body["allocationMode"] = "All"
+    if r.p(0.35):
+        sels = selectors_for(driver)
+        body["selectors"] = [{"cel": {"expression": r.weighted(sels)}} for _ in range(r.weighted({1: 4, 2: 1}))]
+    if r.p(0.2):
+        body["tolerations"] = [r.pick([
+            {"key": "broken", "operator": "Exists"}, {"key": "broken", "operator": "Equal", "value": "yes"},
+            {"key": "maint", "operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists"},
+            {"key": "broken"}])]
+    if r.p(0.3 if cc else 0.03):
+        reqs = {}
+        for ident, amounts in (("mem", [2**30, 2**31, 2**32, 2**33, 2**34 + 1]), ("cores", [0.5, 1, 1.5, 2, 3, 8]),
+                               ("bw", [1, 3, 16, 1000, 1500, 5000])):
+            if r.p(0.45):
+                reqs[key(r, driver, ident)] = qty(r, r.pick(amounts))
+        if reqs:
+            body["capacity"] = {"requests": reqs}
+    return body
+
+
+CONSTRAINED = [f"{GPU}/model", f"{GPU}/numa", f"{GPU}/index", f"{GPU}/version", f"{OTHER}/zone", f"{GPU}/links",
+               f"{NIC}/model"]
+
+
+def claim_spec(r: R, cc: bool) -> dict[str, Any]:
+    requests = []
+    names: list[str] = []
+    for i in range(r.weighted({1: 6, 2: 3, 3: 1})):
+        if r.p(0.2):
+            subs = []
+            for j in range(r.weighted({1: 1, 2: 3, 3: 1})):
+                subs.append({"name": f"s{j}", **request_body(r, cc)})
+                names.append(f"r{i}/s{j}")
+            requests.append({"name": f"r{i}", "firstAvailable": subs})
+        else:
+            body = request_body(r, cc)
+            if r.p(0.05):
+                body["adminAccess"] = True
+            requests.append({"name": f"r{i}", "exactly": body})
+        names.append(f"r{i}")
+    devices: dict[str, Any] = {"requests": requests}
+    if r.p(0.3):
+        cons = []
+        for _ in range(r.weighted({1: 4, 2: 1})):
+            c: dict[str, Any] = {r.pick(["matchAttribute", "distinctAttribute"]): r.pick(CONSTRAINED)}
+            if r.p(0.4):
+                c["requests"] = sorted(r.sample(names, 1, 2))
+            cons.append(c)
+        devices["constraints"] = cons
+    return {"devices": devices}
+
+
+def _claim(name: str, spec: dict[str, Any], ns: str = NS) -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": _meta(name, ns), "spec": spec}
+
+
+def stored(spec: dict[str, Any]) -> dict[str, Any]:
+    """A claim spec as the apiserver stores it (allocationMode, count, toleration operator)."""
+    out = copy.deepcopy(spec)
+    for req in out["devices"]["requests"]:
+        for b in ([req["exactly"]] if "exactly" in req else req["firstAvailable"]):
+            b.setdefault("allocationMode", "ExactCount")
+            if b["allocationMode"] == "ExactCount":
+                b.setdefault("count", 1)
+            for t in b.get("tolerations", ()):
+                t.setdefault("operator", "Equal")
+    return out
+
+
+def allocated_claims(r: R, slices: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Claims of the state that already hold devices (some of which may no longer exist)."""
+    devs = [(s["spec"]["driver"], s["spec"]["pool"]["name"], d) for s in slices for d in s["spec"].get("devices", ())]
+    out: list[dict[str, Any]] = []
+    if not devs:
+        return out
+    for i in range(r.weighted({0: 5, 1: 3, 2: 1, 3: 0.5})):
+        results = []
+        for k in range(r.weighted({1: 3, 2: 1})):
+            driver, pool_name, d = r.pick(devs)
+            res: dict[str, Any] = {"request": f"r{k}", "driver": driver, "pool": pool_name, "device": d["name"]}
+            if r.p(0.1):
+                res["adminAccess"] = True
+            elif d.get("allowMultipleAllocations") and r.p(0.8):
+                res["shareID"] = f"00000000-0000-0000-0000-{i:06d}{k:06d}"
+                if d.get("capacity") and r.p(0.8):
+                    res["consumedCapacity"] = {n: r.pick([c["value"], "1", "1Gi", "500m"])
+                                               for n, c in d["capacity"].items()}
+            results.append(res)
+        spec = stored({"devices": {"requests": [{"name": f"r{k}", "exactly": {"deviceClassName": "any"}}
+                                                for k in range(len(results))]}})
+        c = _claim(f"held-{i}", spec)
+        c["status"] = {"allocation": {"devices": {"results": results}}}
+        out.append(c)
+    return out
+
+
+# ---------------------------------------------------------------------------- the scenario
+
+def build(rnd: random.Random) -> Scenario:
+    r = R(rnd)
+    profile = r.pick(sorted(alloc_profiles()))
+    eff = effective(profile)
+    cc = eff["DRAConsumableCapacity"]
+    nodes = sorted(r.sample(NODE_NAMES, 1, 8))
+    node_mode = r.weighted({"objects": 3, "names": 1, "mixed": 1})
+    tags = {profile, f"nodes-{node_mode}"}
+    state: list[dict[str, Any]] = []
+    for n in nodes:
+        if node_mode == "names" or (node_mode == "mixed" and r.p(0.5)):
+            continue
+        labels = {"zone": r.pick(ZONES), **({"gpu": "true"} if r.p(0.5) else {})}
+        state.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": labels}})
+    slices = [s for i in range(r.weighted({1: 3, 2: 3, 3: 2, 4: 1})) for s in pool(r, i, nodes,
+                                                                                  eff["DRAListTypeAttributes"])]
+    state.extend(sorted(slices, key=lambda s: s["metadata"]["name"]))
+    state.extend(device_classes())
+    state.extend(allocated_claims(r, slices))
+    claims = [_claim(f"claim-{i}", claim_spec(r, cc)) for i in range(r.weighted({1: 5, 2: 3, 3: 1}))]
+    objects: list[dict[str, Any]] = claims
+    if r.p(0.2):
+        tags.add("podgroup")
+        objects, entries = [], []
+        for i, c in enumerate(claims):
+            where = r.pick(["claim-input", "claim-state", "template-input", "template-state"])
+            if where.startswith("claim"):
+                entries.append({"name": f"e{i}", "resourceClaimName": c["metadata"]["name"]})
+                if where == "claim-input":
+                    objects.append(c)
+                else:
+                    state.append({**c, "spec": stored(c["spec"])})
+            else:
+                tpl = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                       "metadata": _meta(f"tpl-{i}", NS), "spec": {"spec": c["spec"]}}
+                entries.append({"name": f"e{i}", "resourceClaimTemplateName": f"tpl-{i}"})
+                (objects if where == "template-input" else state).append(tpl)
+        objects.insert(0, {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+                           "metadata": _meta("group", NS), "spec": {"resourceClaims": entries}})
+    for s in slices:
+        spec = s["spec"]
+        tags.update(f"slice-{k}" for k in ("perDeviceNodeSelection", "nodeSelector", "allNodes") if k in spec)
+        if "sharedCounters" in spec:
+            tags.add("counters")
+    return Scenario("", profile, state, objects, tags)
+
+
+def scenarios() -> st.SearchStrategy[Scenario]:
+    """One scenario per draw (the odds are in `build`; hypothesis seeds it reproducibly)."""
+    return st.randoms(use_true_random=True).map(build)
