@@ -172,7 +172,7 @@ def qty(r: R, v: float) -> str:
 
 def key(r: R, driver: str, ident: str) -> str:
     """An attribute or capacity name, bare or qualified with the device's own driver."""
-    return ident if r.p(0.7) else f"{driver}/{ident}"
+    return ident if r.p(0.85) else f"{driver}/{ident}"
 
 
 # ---------------------------------------------------------------------------- devices
@@ -191,7 +191,7 @@ def attributes(r: R, driver: str, lists: bool) -> dict[str, Any]:
         out[key(r, driver, "version")] = {"version": r.pick(["1.0.0", "1.2.0", "2.0.0", "1.0.0+b1", "1.0.0+b2"])}
     if r.p(0.25):
         out[f"{OTHER}/zone"] = {"string": r.pick(["z1", "z2"])}
-    if lists and r.p(0.3):
+    if r.p(0.3 if lists else 0.03):  # where the gate is off: stored before it was turned off
         out[key(r, driver, "links")] = {"strings": r.sample(["l0", "l1", "l2"], 1, 3)}
     return out
 
@@ -226,13 +226,13 @@ def request_policy(r: R, value: float) -> dict[str, Any] | None:
     return {"default": qty(r, default), "validRange": rng}
 
 
-CAPACITIES = {"mem": [2**32, 2**33, 2**34], "cores": [4, 8, 16], "bw": [1000, 4000, 16]}
+CAPACITIES = {"mem": ([2**32, 2**33, 2**34], 0.7), "cores": ([4, 8, 16], 0.5), "bw": ([1000, 4000, 16], 0.35)}
 
 
 def capacities(r: R, driver: str, multi: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for ident, choices in CAPACITIES.items():
-        if not r.p(0.45):
+    for ident, (choices, odds) in CAPACITIES.items():
+        if not r.p(odds):
             continue
         value = r.pick(choices)
         cap: dict[str, Any] = {"value": qty(r, value)}
@@ -284,7 +284,7 @@ def device(r: R, name: str, driver: str, counter_sets: dict[str, dict[str, float
         for cs in r.sample(sorted(counter_sets), 1, 2):
             names = r.sample(sorted(counter_sets[cs]), 1, 2)
             entry: dict[str, Any] = {"counterSet": cs, "counters": {
-                n: {"value": qty(r, counter_sets[cs][n] / r.pick([4, 4, 2, 1]))} for n in names}}
+                n: {"value": qty(r, counter_sets[cs][n] / r.pick([4, 4, 4, 2, 2, 1]))} for n in names}}
             if (groups := r.weighted({0: 3, 1: 1, 2: 2, 3: 1, 4: 1})) or r.p(0.5):
                 g = GROUPS[groups]
                 if g is not None:
@@ -292,10 +292,17 @@ def device(r: R, name: str, driver: str, counter_sets: dict[str, dict[str, float
             consumes.append(entry)
         if r.p(0.01):  # a counter set the pool does not have: the pool is invalid
             consumes.append({"counterSet": "cs-missing", "counters": {"mem": {"value": "1"}}})
+        elif r.p(0.01):  # a counter the set does not have: the pool is invalid
+            consumes[0]["counters"]["nope"] = {"value": "1"}
         d["consumesCounters"] = consumes
-    if r.p(0.15):
+    if r.p(0.12):
         d["taints"] = [{"key": r.pick(["broken", "maint"]), **({"value": "yes"} if r.p(0.5) else {}),
                         "effect": r.weighted({"NoSchedule": 2, "NoExecute": 1, "None": 1})}]
+    if r.p(0.06):
+        d["bindingConditions"] = ["ready"]
+        d["bindingFailureConditions"] = ["failed"]
+        if r.p(0.5):
+            d["bindsToNode"] = True
     if per_device:
         d.update(device_placement(r, nodes))
     return d
@@ -320,13 +327,21 @@ def pool(r: R, index: int, nodes: list[str], lists: bool) -> list[dict[str, Any]
     for j in range(r.weighted({1: 3, 2: 2, 3: 1 if kind == "spread" else 0})):
         where = placement(r, placements.get(kind, "node"), nodes, r.pick(nodes) if kind == "spread" else home)
         devs = [device(r, next(names), driver, counters, kind == "per-device", nodes, lists)
-                for _ in range(r.weighted({1: 1, 2: 2, 3: 2, 4: 2, 6: 1}))]
+                for _ in range(r.weighted({1: 1, 2: 2, 3: 2, 4: 3, 6: 2, 8: 1}))]
         if r.p(0.02):
             devs.append({**devs[0]})  # a duplicate device name: the pool is invalid
         plans.append({"name": f"{name}-{r.pick('sta')}{j}", "placement": where, "devices": devs})
     if counters:
         where = placement(r, "node" if kind in ("node", "spread") else r.pick(["all", "node"]), nodes, home)
         plans.append({"name": f"{name}-counters", "placement": where, "counters": counters})
+    if r.p(0.06):
+        skip = r.pick([["*"], ["NodePrepareResources", "NodeUnprepareResources"], ["NodeUnprepareResources"]])
+        for p in plans:
+            if "devices" in p:
+                p["skip"] = skip
+    if counters and r.p(0.03):  # a second slice with the same counter set: the pool is invalid
+        plans.append({"name": f"{name}-counters-2", "placement": plans[-1]["placement"],
+                      "counters": {"cs-0": {"mem": 2**33}}})
     count = len(plans)
     out = [_slice(r, p, driver, name, gen, count) for p in plans]
     if r.p(0.08):  # incomplete: one slice is not published (yet)
@@ -357,6 +372,8 @@ def _slice(r: R, plan: dict[str, Any], driver: str, pool_name: str, gen: int, co
                                   for cs, c in plan["counters"].items()]
     else:
         spec["devices"] = copy.deepcopy(plan["devices"])
+    if plan.get("skip"):
+        spec["skipNodeOperations"] = plan["skip"]
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": _meta(plan["name"]),
             "spec": spec}
 
@@ -402,14 +419,25 @@ CLASSES = {"gpu": (GPU, 10.0), "nic": (NIC, 2.0), "any": (GPU, 2.0), "gpu-big": 
 
 # ---------------------------------------------------------------------------- claims
 
-def request_body(r: R, cc: bool) -> dict[str, Any]:
+DERIVED = {
+    "derived/numa": [f'device.attributes["{GPU}"].numa',                       # fails where numa is missing
+                     f'"numa" in device.attributes["{GPU}"] ? device.attributes["{GPU}"].numa : 7',
+                     'device.driver'],
+    f"{GPU}/model": [f'"model" in device.attributes["{GPU}"] ? device.attributes["{GPU}"].model : "none"',
+                     '"same"'],
+    "derived/big": [f'"mem" in device.capacity["{GPU}"] && '
+                    f'device.capacity["{GPU}"].mem.compareTo(quantity("8Gi")) >= 0'],
+}
+
+
+def request_body(r: R, cc: bool, derived: bool = False) -> dict[str, Any]:
     cls = r.weighted({k: w for k, (_, w) in CLASSES.items()})
     driver = CLASSES[cls][0]
     body: dict[str, Any] = {"deviceClassName": cls}
     mode = r.weighted({"default": 4, "exact": 4, "all": 0.8})
     if mode == "exact":
         body["allocationMode"] = "ExactCount"
-        body["count"] = r.weighted({1: 3, 2: 3, 3: 1, 4: 0.3})
+        body["count"] = r.weighted({1: 3, 2: 3, 3: 1, 4: 0.3, 16: 0.05, 33: 0.05})
     elif mode == "all":
         body["allocationMode"] = "All"
     if r.p(0.35):
@@ -421,44 +449,48 @@ def request_body(r: R, cc: bool) -> dict[str, Any]:
             {"key": "maint", "operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists"},
             {"key": "broken"}])]
     if r.p(0.3 if cc else 0.03):
-        reqs = {}
-        for ident, amounts in (("mem", [2**30, 2**31, 2**32, 2**33, 2**34 + 1]), ("cores", [0.5, 1, 1.5, 2, 3, 8]),
-                               ("bw", [1, 3, 16, 1000, 1500, 5000])):
-            if r.p(0.45):
-                reqs[key(r, driver, ident)] = qty(r, r.pick(amounts))
-        if reqs:
-            body["capacity"] = {"requests": reqs}
+        amounts = {"mem": [2**30, 2**31, 2**32, 2**33, 2**34 + 1], "cores": [0.5, 1, 1.5, 2, 3, 8],
+                   "bw": [1, 3, 16, 1000, 1500, 5000]}
+        names = r.sample(r.weighted({("mem",): 4, ("cores",): 2, ("bw",): 1, ("mem", "cores"): 1,
+                                     ("mem", "cores", "bw"): 0.3}), 3, 3)
+        body["capacity"] = {"requests": {key(r, driver, n): qty(r, r.pick(amounts[n])) for n in names}}
+    if r.p(0.2 if derived else 0.01):
+        name = r.pick(sorted(DERIVED))
+        body["derivedAttributes"] = [{"name": name, "expression": r.pick(DERIVED[name])}]
     return body
 
 
-CONSTRAINED = [f"{GPU}/model", f"{GPU}/numa", f"{GPU}/index", f"{GPU}/version", f"{OTHER}/zone", f"{GPU}/links",
-               f"{NIC}/model"]
+CONSTRAINED = {f"{GPU}/model": 3, f"{GPU}/numa": 3, f"{GPU}/index": 1, f"{GPU}/version": 1, f"{OTHER}/zone": 0.5,
+               f"{GPU}/links": 0.7, f"{NIC}/model": 0.5}
 
 
-def claim_spec(r: R, cc: bool) -> dict[str, Any]:
+def claim_spec(r: R, cc: bool, derived: bool = False) -> dict[str, Any]:
     requests = []
     names: list[str] = []
-    for i in range(r.weighted({1: 6, 2: 3, 3: 1})):
+    for i in range(r.weighted({1: 7, 2: 3, 3: 1})):
         if r.p(0.2):
             subs = []
             for j in range(r.weighted({1: 1, 2: 3, 3: 1})):
-                subs.append({"name": f"s{j}", **request_body(r, cc)})
+                subs.append({"name": f"s{j}", **request_body(r, cc, derived)})
                 names.append(f"r{i}/s{j}")
             requests.append({"name": f"r{i}", "firstAvailable": subs})
         else:
-            body = request_body(r, cc)
+            body = request_body(r, cc, derived)
             if r.p(0.05):
                 body["adminAccess"] = True
             requests.append({"name": f"r{i}", "exactly": body})
         names.append(f"r{i}")
     devices: dict[str, Any] = {"requests": requests}
+    used = sorted({a["name"] for q in requests for b in ([q["exactly"]] if "exactly" in q else q["firstAvailable"])
+                   for a in b.get("derivedAttributes", ())})
+    cons = [{r.pick(["matchAttribute", "distinctAttribute"]): a} for a in used]  # every one must be used
     if r.p(0.3):
-        cons = []
         for _ in range(r.weighted({1: 4, 2: 1})):
-            c: dict[str, Any] = {r.pick(["matchAttribute", "distinctAttribute"]): r.pick(CONSTRAINED)}
+            c: dict[str, Any] = {r.pick(["matchAttribute", "distinctAttribute"]): r.weighted(CONSTRAINED)}
             if r.p(0.4):
                 c["requests"] = sorted(r.sample(names, 1, 2))
             cons.append(c)
+    if cons:
         devices["constraints"] = cons
     return {"devices": devices}
 
@@ -478,6 +510,24 @@ def stored(spec: dict[str, Any]) -> dict[str, Any]:
             for t in b.get("tolerations", ()):
                 t.setdefault("operator", "Equal")
     return out
+
+
+def fixed_allocation(r: R, slices: list[dict[str, Any]], nodes: list[str]) -> dict[str, Any]:
+    """status.allocation of a claim allocated earlier: some device, a node selector or none."""
+    devs = [(s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"]) for s in slices
+            for d in s["spec"].get("devices", ())]
+    results = []
+    if devs:
+        driver, pool_name, dev = r.pick(devs)
+        results.append({"request": "r0", "driver": driver, "pool": pool_name, "device": dev})
+    alloc: dict[str, Any] = {"devices": {"results": results}}
+    kind = r.weighted({"node": 3, "zone": 1, "none": 1})
+    if kind == "node":
+        alloc["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": [r.pick(nodes)]}]}]}
+    elif kind == "zone":
+        alloc["nodeSelector"] = node_selector(r, nodes)
+    return alloc
 
 
 def allocated_claims(r: R, slices: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -522,13 +572,22 @@ def build(rnd: random.Random) -> Scenario:
         if node_mode == "names" or (node_mode == "mixed" and r.p(0.5)):
             continue
         labels = {"zone": r.pick(ZONES), **({"gpu": "true"} if r.p(0.5) else {})}
-        state.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": labels}})
-    slices = [s for i in range(r.weighted({1: 3, 2: 3, 3: 2, 4: 1})) for s in pool(r, i, nodes,
+        node: dict[str, Any] = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": labels}}
+        if r.p(0.5):
+            node["status"] = {"declaredFeatures": ["DRAOptionalNodeOperations"]}
+        state.append(node)
+    slices = [s for i in range(r.weighted({1: 2, 2: 3, 3: 2, 4: 1})) for s in pool(r, i, nodes,
                                                                                   eff["DRAListTypeAttributes"])]
     state.extend(sorted(slices, key=lambda s: s["metadata"]["name"]))
     state.extend(device_classes())
     state.extend(allocated_claims(r, slices))
-    claims = [_claim(f"claim-{i}", claim_spec(r, cc)) for i in range(r.weighted({1: 5, 2: 3, 3: 1}))]
+    claims = [_claim(f"claim-{i}", claim_spec(r, cc, eff["DRADerivedAttributes"]))
+              for i in range(r.weighted({1: 6, 2: 3, 3: 1}))]
+    for c in claims:
+        if r.p(0.06):  # allocated already (by an earlier cycle): it only narrows the nodes
+            tags.add("fixed-claim")
+            c["spec"] = stored(c["spec"])
+            c["status"] = {"allocation": fixed_allocation(r, slices, nodes)}
     objects: list[dict[str, Any]] = claims
     if r.p(0.2):
         tags.add("podgroup")
