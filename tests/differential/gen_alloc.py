@@ -86,6 +86,7 @@ def alloc_profiles() -> dict[str, dict[str, bool]]:
         "all-on-no-PD": _off(on, "DRAPartitionableDevices"),
         "all-on-no-CC": _off(on, "DRAConsumableCapacity"),
         "all-on-no-taints": _off(on, "DRADeviceTaints"),
+        "defaults-no-binding": _off({}, "DRADeviceBindingConditions"),
         "stable": _off({}, "DRAConsumableCapacity", "DRADeviceBindingConditions"),
     }
 
@@ -157,7 +158,8 @@ class R:
 #: (text, value in base units) in several notations; small so sums and steps stay readable.
 AMOUNTS = [("1", 1), ("2", 2), ("4", 4), ("8", 8), ("16", 16), ("1k", 1000), ("2k", 2000), ("4000", 4000),
            ("1Ki", 1024), ("4Ki", 4096), ("1Gi", 2**30), ("2Gi", 2**31), ("2048Mi", 2**31), ("4Gi", 2**32),
-           ("8Gi", 2**33), ("8589934592", 2**33), ("16Gi", 2**34), ("500m", 0.5), ("1500m", 1.5), ("0", 0)]
+           ("8Gi", 2**33), ("8589934592", 2**33), ("16Gi", 2**34), ("500m", 0.5), ("1500m", 1.5), ("0", 0),
+           ("1e3", 1000), ("4096Mi", 2**32), ("0.5", 0.5), ("16384Mi", 2**34), ("2e0", 2)]
 
 
 def qty(r: R, v: float) -> str:
@@ -168,6 +170,13 @@ def qty(r: R, v: float) -> str:
     if v == int(v):
         return str(int(v))
     return f"{round(v * 1000)}m"
+
+
+def respell(r: R, driver: str, name: str) -> str:
+    """Mostly ``name`` itself, sometimes its other spelling (bare <-> qualified with ``driver``)."""
+    if r.p(0.85):
+        return name
+    return name.removeprefix(driver + "/") if name.startswith(driver + "/") else f"{driver}/{name}"
 
 
 def key(r: R, driver: str, ident: str) -> str:
@@ -546,7 +555,7 @@ def allocated_claims(r: R, slices: list[dict[str, Any]]) -> list[dict[str, Any]]
             elif d.get("allowMultipleAllocations") and r.p(0.8):
                 res["shareID"] = f"00000000-0000-0000-0000-{i:06d}{k:06d}"
                 if d.get("capacity") and r.p(0.8):
-                    res["consumedCapacity"] = {n: r.pick([c["value"], "1", "1Gi", "500m"])
+                    res["consumedCapacity"] = {respell(r, driver, n): r.pick([c["value"], "1", "1Gi", "500m"])
                                                for n, c in d["capacity"].items()}
             results.append(res)
         spec = stored({"devices": {"requests": [{"name": f"r{k}", "exactly": {"deviceClassName": "any"}}
@@ -592,21 +601,27 @@ def build(rnd: random.Random) -> Scenario:
     if r.p(0.2):
         tags.add("podgroup")
         objects, entries = [], []
+        ns = r.weighted({NS: 3, "team-a": 1})
         for i, c in enumerate(claims):
             where = r.pick(["claim-input", "claim-state", "template-input", "template-state"])
+            # Where the referenced object lives: the group's namespace; rarely elsewhere (not
+            # found); in the state also written without a namespace, as a hand-made state may be.
+            home = r.weighted({ns: 20, "elsewhere": 1})
+            meta_ns = None if where.endswith("state") and home == NS and r.p(0.2) else home
             if where.startswith("claim"):
                 entries.append({"name": f"e{i}", "resourceClaimName": c["metadata"]["name"]})
+                c = {**c, "metadata": _meta(c["metadata"]["name"], meta_ns)}
                 if where == "claim-input":
                     objects.append(c)
                 else:
                     state.append({**c, "spec": stored(c["spec"])})
             else:
                 tpl = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-                       "metadata": _meta(f"tpl-{i}", NS), "spec": {"spec": c["spec"]}}
+                       "metadata": _meta(f"tpl-{i}", meta_ns), "spec": {"spec": c["spec"]}}
                 entries.append({"name": f"e{i}", "resourceClaimTemplateName": f"tpl-{i}"})
                 (objects if where == "template-input" else state).append(tpl)
         objects.insert(0, {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
-                           "metadata": _meta("group", NS), "spec": {"resourceClaims": entries}})
+                           "metadata": _meta("group", ns), "spec": {"resourceClaims": entries}})
     for s in slices:
         spec = s["spec"]
         tags.update(f"slice-{k}" for k in ("perDeviceNodeSelection", "nodeSelector", "allNodes") if k in spec)
