@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 BIND ?= 127.0.0.1:8443
 PYTEST_ARGS ?=
 
-.PHONY: run test lint venv certs bench fuzz soak clean upstream sandbox
+.PHONY: run test lint venv certs bench fuzz soak clean upstream sandbox differential
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ upstream:
 
 test: $(STAMP) upstream
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The differential tests at 25x their make-test size (50,000 generated objects per kind family).
+differential: $(STAMP) upstream
+	DIFF_SCALE=$${DIFF_SCALE:-25} $(PY) -m pytest tests/differential -q $(PYTEST_ARGS)
 
 # etcd + kube-apiserver 1.37 + the webhook registered from the chart (docs/sandbox.md).
 # FEATURE_GATES=Name=true,... sets the apiserver's and the webhook's gates.

@@ -15,6 +15,7 @@ import traceback
 from pathlib import Path
 
 from bench.common import Report, Row, machine
+from webhook.cli.progress import Progress
 
 BENCHES = {
     "B1": "bench.b1_admission",
@@ -22,6 +23,7 @@ BENCHES = {
     "B3": "bench.b3_allocator",
     "B4": "bench.b4_state",
     "B5": "bench.b5_memory",
+    "B7": "bench.b7_serving",
 }
 DEFAULT_OUT = Path(__file__).resolve().parent / "results.md"
 
@@ -41,9 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     report = Report(quick=a.quick)
     crashed = False
     started = time.perf_counter()
-    for name in chosen:
+    progress = Progress.on_tty("bench")  # a live line only on a terminal; logs stay clean
+    for i, name in enumerate(chosen):
         t0 = time.perf_counter()
-        print(f"== {name} ({'quick' if a.quick else 'full'}) ...", file=sys.stderr, flush=True)
+        mode = "quick" if a.quick else "full"
+        progress.step(i, len(chosen), f"{name} ({mode}), {time.perf_counter() - started:.0f} s so far")
         try:
             rows = importlib.import_module(BENCHES[name]).run(a.quick)
         except Exception as e:  # a crash in the bench itself: report it, run the rest
@@ -56,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"   {r.case}: {r.value} vs floor {r.floor}"
                   f"{f' = {r.ratio:.2f}×' if r.ratio is not None else ''} {r.context[:80] if r.ratio is None else ''}",
                   file=sys.stderr, flush=True)
+    progress.__exit__(None, None, None)
     total = time.perf_counter() - started
     text = render(report, total)
     print(text)

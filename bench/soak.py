@@ -1,11 +1,14 @@
 """Soak: steady mixed admission traffic against a real ``dra-webhook serve`` on loopback.
 
-    python -m bench.soak [--seconds 300] [--rate 100] [--clients 4] [--json]
+    python -m bench.soak [--seconds 300] [--rate 100] [--clients 4] [--attack-slow 200] [--json]
 
 Starts the server (fresh dev certificates, the shipped example cluster state, 2 workers), sends
 a fixed mix at a steady total rate from keep-alive clients (valid and invalid objects of every
 handled kind on both endpoints, dry-run claims with feasibility checks, malformed bodies, metric
 scrapes), samples the resident memory of the master and its workers, and prints one report.
+Meanwhile a connection attack runs in the background (``bench.attacks``: slow-header TLS
+connections, idle TCP connections and a stream of new idle ones, re-opened as the server cuts
+them at its request deadline); ``--attack-slow 0 --attack-idle 0 --attack-rate 0`` turns it off.
 Exit 0 when there were no errors and memory grew by less than ``--max-growth`` (default 10 %)
 between the end of warm-up and the end of the run; 1 otherwise.
 """
@@ -203,10 +206,15 @@ def _scraper(url: str, ca: str, stop: threading.Event, stats: Stats) -> None:
 
 
 def run(seconds: float, rate: float, clients: int, workers: int, warmup: float | None,
-        max_growth: float) -> dict[str, Any]:
+        max_growth: float, attack: tuple[int, int, float] = (0, 0, 0.0)) -> dict[str, Any]:
+    from bench.attacks import ConnectionAttack
+
     warm = warmup if warmup is not None else min(60.0, seconds / 5)
     with tempfile.TemporaryDirectory(prefix="dra-webhook-soak-") as d:
         proc, url, ca, log = _start(Path(d), workers)
+        slow, idle, new_rate = attack
+        attacker = ConnectionAttack(int(url.rsplit(":", 1)[1]), ca, slow=slow, idle=idle,
+                                    new_idle_per_second=new_rate).start() if any(attack) else None
         stats = Stats()
         stop = threading.Event()
         threads = [threading.Thread(target=_client, args=(i, url, ca, clients / rate, stop, stats), daemon=True)
@@ -223,6 +231,7 @@ def run(seconds: float, rate: float, clients: int, workers: int, warmup: float |
             samples.append((time.monotonic() - started, _rss_kib(proc.pid)))
         finally:
             stop.set()
+            counts = attacker.stop() if attacker is not None else None
             for t in threads:
                 t.join(timeout=15)
             proc.send_signal(signal.SIGTERM)
@@ -252,6 +261,9 @@ def run(seconds: float, rate: float, clients: int, workers: int, warmup: float |
         "latencyMs": {"p50": pct(0.50), "p99": pct(0.99), "max": pct(1.0)},
         "rssKiB": {"afterWarmup": int(base), "end": int(end), "peak": max((k for _, k in samples), default=0)},
         "rssGrowthPercent": round(growth * 100, 2), "maxGrowthPercent": max_growth * 100,
+        "attack": None if counts is None else {
+            "slowHeaders": slow, "idle": idle, "newIdlePerSecond": new_rate,
+            "opened": counts.opened, "closedByServer": counts.closed_by_server, "failedToConnect": counts.failed},
         "ok": not errors and growth < max_growth,
     }
 
@@ -265,9 +277,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=float, default=None, help="seconds before the memory baseline "
                    "(default: a fifth of the run, at most 60)")
     p.add_argument("--max-growth", type=float, default=0.10, help="allowed RSS growth after warm-up (0.10 = 10%%)")
+    p.add_argument("--attack-slow", type=int, default=200,
+                   help="background slow-header TLS connections held open (default %(default)s)")
+    p.add_argument("--attack-idle", type=int, default=200,
+                   help="background idle TCP connections held open (default %(default)s)")
+    p.add_argument("--attack-rate", type=float, default=10.0,
+                   help="new idle connections opened per second in the background (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print the report as JSON only")
     a = p.parse_args(argv)
-    report = run(a.seconds, a.rate, a.clients, a.workers, a.warmup, a.max_growth)
+    report = run(a.seconds, a.rate, a.clients, a.workers, a.warmup, a.max_growth,
+                 (a.attack_slow, a.attack_idle, a.attack_rate))
     if a.json:
         print(json.dumps(report, indent=2))
     else:
@@ -280,6 +299,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  RSS KiB (master + workers): after warm-up ({report['warmupSeconds']} s) {rss['afterWarmup']}, "
               f"end {rss['end']}, peak {rss['peak']}; growth {report['rssGrowthPercent']} % "
               f"(limit {report['maxGrowthPercent']:.0f} %)")
+        if report["attack"]:
+            att = report["attack"]
+            print(f"  background attack: {att['slowHeaders']} slow-header + {att['idle']} idle connections held, "
+                  f"{att['newIdlePerSecond']} new idle/s; opened {att['opened']}, cut by the server "
+                  f"{att['closedByServer']}")
         print(f"  result: {'PASS' if report['ok'] else 'FAIL'}")
         print(json.dumps(report))
     return 0 if report["ok"] else 1

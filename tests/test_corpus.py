@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from webhook.admission.pipeline import review
+from webhook.cli.review import build_review, with_defaults
 from webhook.config import Settings
 from webhook.gates import FeatureGates
-from webhook.review_cmd import build_review, with_defaults
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "corpus.json"
 SERVED = {"resource.k8s.io/v1", "scheduling.k8s.io/v1beta1"}

@@ -66,3 +66,38 @@ def test_config_file_overrides_gates_and_limits():
 def test_bad_config_files_are_refused(text, message):
     with pytest.raises(ConfigError, match=message):
         parse_config(text, Settings())
+
+
+@pytest.mark.parametrize(("names", "value", "want_on", "want_off"), [
+    pytest.param(["DRAWorkloadResourceClaims"], True, {"DRAWorkloadResourceClaims", "GenericWorkload"}, set(),
+                 id="on-brings-what-it-requires"),
+    pytest.param(["CompositePodGroup"], True,
+                 {"CompositePodGroup", "TopologyAwareWorkloadScheduling", "GenericWorkload"}, set(),
+                 id="on-brings-requirements-transitively"),
+    pytest.param(["DRADeviceTaints"], False, set(), {"DRADeviceTaints", "DRADeviceTaintRules"},
+                 id="off-takes-what-requires-it"),
+    pytest.param(["DRAPartitionableDevices"], False, set(), {"DRAPartitionableDevices"},
+                 id="off-with-dependents-already-off"),
+])
+def test_toggled_repairs_dependencies(names, value, want_on, want_off):
+    g = FeatureGates().toggled(names, value)
+    assert {n for n in want_on if g.values[n]} == want_on
+    assert {n for n in want_off if not g.values[n]} == want_off
+
+
+def test_toggled_refuses_locked_and_unknown_gates():
+    with pytest.raises(ConfigError, match="locked"):
+        FeatureGates().toggled(["DRAPrioritizedList"], False)
+    with pytest.raises(ConfigError, match="unrecognized"):
+        FeatureGates().toggled(["DRAFancy"], True)
+
+
+@pytest.mark.parametrize(("spec", "needs"), [
+    pytest.param("DRAWorkloadResourceClaims=true", "GenericWorkload", id="workload-claims-need-generic-workload"),
+    pytest.param("DRADeviceTaints=false", "DRADeviceTaints", id="taint-rules-need-taints"),
+    pytest.param("GenericWorkload=true,CompositePodGroup=true", "TopologyAwareWorkloadScheduling",
+                 id="composite-needs-topology"),
+])
+def test_a_gate_without_what_it_depends_on_is_refused_as_kubernetes_refuses_it(spec, needs):
+    with pytest.raises(ConfigError, match=rf"is enabled, but depends on features that are disabled: \[.*{needs}"):
+        FeatureGates.parse(spec)

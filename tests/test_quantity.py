@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from webhook.quantity import MAX_INT64, Quantity, QuantityError, canonical, parse_quantity, try_parse
+from webhook.quantity import INT64_MAX, Quantity, QuantityError, canonical, parse_quantity, try_parse
 
 
 @pytest.mark.parametrize(
@@ -109,4 +109,4 @@ def test_arithmetic_keeps_first_format() -> None:
 def test_canonical_and_max_int64() -> None:
     assert canonical("1.5Gi") == "1536Mi"
     assert canonical("not a quantity") == "not a quantity"
-    assert parse_quantity(str(MAX_INT64)).int_value() == MAX_INT64
+    assert parse_quantity(str(INT64_MAX)).int_value() == INT64_MAX

@@ -66,6 +66,24 @@ def test_bad_input_gets_a_json_error(client, body, ctype, code):
     assert post(client, "/validate", review(SLICE)).status_code == 200
 
 
+def _with_value(raw: bytes) -> bytes:
+    """A valid review whose slice carries ``raw`` (not JSON) as an annotation value."""
+    return json.dumps(review(SLICE)).encode().replace(b'"dryRun": false', b'"dryRun": false, "x": ' + raw)
+
+
+@pytest.mark.parametrize(("raw", "named"), [
+    pytest.param(b"NaN", "NaN is not a JSON number", id="nan"),
+    pytest.param(b"Infinity", "Infinity is not a JSON number", id="infinity"),
+    pytest.param(b"[1, -Infinity]", "-Infinity is not a JSON number", id="minus-infinity-in-a-list"),
+    pytest.param(b"1e999", "out of range for a double", id="number-too-large-for-a-double"),
+])
+def test_non_json_numbers_are_http_400_naming_the_problem(client, raw, named):
+    r = post(client, "/validate", _with_value(raw))
+    assert r.status_code == 400 and r.is_json, r.data[:200]
+    assert r.get_json()["code"] == 400 and named in r.get_json()["error"]
+    assert post(client, "/validate", _with_value(b"1.5e300")).status_code == 200  # a large finite number is fine
+
+
 def test_health_endpoints(client):
     assert client.get("/healthz").get_json()["status"] == "ok"
     r = client.get("/readyz")

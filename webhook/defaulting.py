@@ -26,15 +26,16 @@ from webhook.allocator import consumed_capacity, eligible_devices, model_for
 from webhook.allocator.capacity import CapacityError
 from webhook.allocator.engine import OUT_OF_TIME
 from webhook.allocator.model import CapSpec, Device, Model
+from webhook.allocator.reasons import Reason, text
 from webhook.fielderrors import FieldPath
-from webhook.gates import FeatureGates
+from webhook.gates import FeatureGates, Gate
 from webhook.patch import op_add, op_replace
 from webhook.quantity import Quantity, try_parse
 from webhook.rules.context import Mutation
 from webhook.state.base import ClusterSnapshot
 
 OPT_OUT_ANNOTATION = "dra-webhook.io/capacity-defaulting"
-_MAX_LISTED = 3
+_LISTED_MAX = 3
 
 
 def is_opted_out(obj: dict[str, Any]) -> bool:
@@ -64,7 +65,7 @@ def plan_capacity_defaults(obj: dict[str, Any], snapshot: ClusterSnapshot, gates
 
 def _plan(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGates, deadline: float | None) -> Mutation:
     out = Mutation()
-    if not gates.enabled("DRAConsumableCapacity") or is_opted_out(obj):
+    if not gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY) or is_opted_out(obj):
         return out
     kind = obj.get("kind")
     spec = obj.get("spec")
@@ -104,7 +105,7 @@ def _plan_one(body: dict[str, Any], path: FieldPath, label: str, model: Model, g
     devices = eligible_devices(body, model, deadline)
     if devices == OUT_OF_TIME:
         raise _OutOfTime(out)
-    if isinstance(devices, str) or not devices:
+    if isinstance(devices, Reason) or not devices:
         return
     proposed = dict(current)
     notes: list[str] = []
@@ -123,7 +124,7 @@ def _plan_one(body: dict[str, Any], path: FieldPath, label: str, model: Model, g
         return
     after["capacity"]["requests"] = proposed
     problem = _non_neutral(body, after, devices, model, gates, deadline)
-    if problem == OUT_OF_TIME:
+    if problem == OUT_OF_TIME_TEXT:
         raise _OutOfTime(out)
     if problem:
         out.warnings.append(f"capacity of {label} not defaulted: {problem}")
@@ -139,6 +140,9 @@ def _plan_one(body: dict[str, Any], path: FieldPath, label: str, model: Model, g
                 out.ops.append(op_add(path.child("capacity", "requests").key(key), value))
             elif current[key] != value:
                 out.ops.append(op_replace(path.child("capacity", "requests").key(key), value))
+
+
+OUT_OF_TIME_TEXT = text(OUT_OF_TIME)
 
 
 def _requested_full(device: Device, current: dict[str, Any]) -> set[str]:
@@ -157,7 +161,7 @@ def _fill_omitted(devices: list[Device], current: dict[str, Any], proposed: dict
         spelling: set[str] = set()
         for d in shareable:
             consumed = consumed_capacity(d, {"requests": current}, gates)
-            if isinstance(consumed, str):
+            if isinstance(consumed, Reason):
                 return
             outcomes.setdefault(consumed[full], []).append(d.name)
             spelling.update(s for f, s, _ in d.caps if f == full)
@@ -180,7 +184,7 @@ def _round_requested(devices: list[Device], current: dict[str, Any], proposed: d
         for d in devices:
             full = key if "/" in key else f"{d.driver}/{key}"
             consumed = consumed_capacity(d, {"requests": current}, gates)
-            if isinstance(consumed, str) or full not in consumed:
+            if isinstance(consumed, Reason) or full not in consumed:
                 return
             outcomes.setdefault(consumed[full], []).append(d.name)
             specs.extend(s for f, _, s in d.caps if f == full)
@@ -216,18 +220,22 @@ def _non_neutral(before: dict[str, Any], after: dict[str, Any], devices: list[De
                  gates: FeatureGates, deadline: float | None) -> str | None:
     """None when ``after`` selects the same devices and each consumes what it did before."""
     devices_after = eligible_devices(after, model, deadline)
-    if isinstance(devices_after, str):
-        return devices_after
+    if devices_after == OUT_OF_TIME:
+        return OUT_OF_TIME_TEXT
+    if isinstance(devices_after, Reason):
+        return text(devices_after)
     keys_before = {d.key() for d in devices}
     keys_after = {d.key() for d in devices_after}
     if keys_before != keys_after:
         lost = sorted("/".join(k[1:]) for k in keys_before - keys_after)
-        return "would stop matching " + ", ".join(lost[:_MAX_LISTED]) + ("…" if len(lost) > _MAX_LISTED else "")
+        return "would stop matching " + ", ".join(lost[:_LISTED_MAX]) + ("…" if len(lost) > _LISTED_MAX else "")
     for d in devices:
         a = consumed_capacity(d, before.get("capacity") or {}, gates)
         b = consumed_capacity(d, after.get("capacity") or {}, gates)
-        if isinstance(a, str) or isinstance(b, str):
-            return f"device {d.name}: {a if isinstance(a, str) else b}"
+        if isinstance(a, Reason):
+            return f"device {d.name}: {text(a)}"
+        if isinstance(b, Reason):
+            return f"device {d.name}: {text(b)}"
         if {k: v[0] for k, v in a.items()} != {k: v[0] for k, v in b.items()}:
             return f"device {d.name} would consume a different amount"
     return None

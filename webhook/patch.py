@@ -82,28 +82,32 @@ def apply_patch(doc: Any, ops: list[dict[str, Any]]) -> Any:
             else:
                 parent[_index(t, len(parent))] = child
             parent = child
-        last = toks[-1]
-        if isinstance(parent, dict):
-            if kind == "add":
-                parent[last] = copy.deepcopy(op["value"])
-            elif last not in parent:
-                raise PatchError(f"{kind}: no member {op['path']}")
-            elif kind == "remove":
-                del parent[last]
-            else:
-                parent[last] = copy.deepcopy(op["value"])
-        else:
-            if kind == "add" and last == "-":
-                parent.append(copy.deepcopy(op["value"]))
-                continue
-            i = _index(last, len(parent) + (1 if kind == "add" else 0))
-            if kind == "add":
-                parent.insert(i, copy.deepcopy(op["value"]))
-            elif kind == "remove":
-                del parent[i]
-            else:
-                parent[i] = copy.deepcopy(op["value"])
+        _apply_last(parent, toks[-1], kind, op)
     return out
+
+
+def _apply_last(parent: Any, last: str, kind: str, op: dict[str, Any]) -> None:
+    """The operation itself, on the (already owned) parent container of its last token."""
+    if isinstance(parent, dict):
+        if kind == "add":
+            parent[last] = copy.deepcopy(op["value"])
+        elif last not in parent:
+            raise PatchError(f"{kind}: no member {op['path']}")
+        elif kind == "remove":
+            del parent[last]
+        else:
+            parent[last] = copy.deepcopy(op["value"])
+        return
+    if kind == "add" and last == "-":
+        parent.append(copy.deepcopy(op["value"]))
+        return
+    i = _index(last, len(parent) + (1 if kind == "add" else 0))
+    if kind == "add":
+        parent.insert(i, copy.deepcopy(op["value"]))
+    elif kind == "remove":
+        del parent[i]
+    else:
+        parent[i] = copy.deepcopy(op["value"])
 
 
 def _step(node: Any, tok: str) -> Any:

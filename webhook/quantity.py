@@ -16,7 +16,7 @@ from functools import lru_cache, total_ordering
 from math import ceil
 from typing import Any
 
-MAX_INT64 = 2**63 - 1
+INT64_MAX = 2**63 - 1
 
 BINARY_SI = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 DECIMAL_SI = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -29,8 +29,8 @@ _GRAMMAR = re.compile(
 )
 # Exponents beyond this are refused: they cannot be represented by int64 arithmetic anywhere in
 # Kubernetes and a huge exponent would make exact arithmetic expensive (a denial-of-service lever).
-_MAX_EXPONENT = 1000
-MAX_QUANTITY_LENGTH = 256
+_EXPONENT_MAX = 1000
+QUANTITY_LENGTH_MAX = 256
 
 EXPECTED = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
@@ -130,7 +130,7 @@ def _parse(text: Any) -> Quantity:
     if not isinstance(text, str):
         raise QuantityError(EXPECTED)
     s = text.strip()
-    if not s or len(s) > MAX_QUANTITY_LENGTH:
+    if not s or len(s) > QUANTITY_LENGTH_MAX:
         raise QuantityError(EXPECTED if s else "quantities must not be empty")
     m = _GRAMMAR.match(s)
     if not m:
@@ -146,7 +146,7 @@ def _parse(text: Any) -> Quantity:
         fmt, value = BINARY, mantissa * BINARY_SI[suffix]
     elif len(suffix) > 1 and suffix[0] in ("e", "E"):
         exp = int(suffix[1:])
-        if abs(exp) > _MAX_EXPONENT:
+        if abs(exp) > _EXPONENT_MAX:
             raise QuantityError("quantity exponent is out of range")
         fmt, value = EXPONENT, mantissa * Fraction(10) ** exp
     else:

@@ -98,6 +98,7 @@ def _random_case(r: random.Random) -> tuple[list[dict[str, Any]], list[dict[str,
         claims.append(claim(f"c{ci}", *reqs, constraints=cons or None))
     gates = {g: r.random() < 0.5 for g in ("DRADeviceCompatibilityGroups", "DRAConsumableCapacity",
                                            "DRAListTypeAttributes", "DRADeviceTaints")}
+    gates["DRADeviceTaintRules"] = gates["DRADeviceTaints"]  # it depends on DRADeviceTaints
     return objs, claims, gates
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from webhook.allocator import feasibility_warnings
+from webhook.cli.simulate import run_simulate
 from webhook.gates import FeatureGates
-from webhook.simulate import run_simulate
 from webhook.state import from_dir
 
 SNAP = from_dir("examples/cluster")
@@ -68,8 +68,8 @@ def test_warning_names_the_counter() -> None:
     c = _claim("gpu-claim", "resource.example.com", 2,
                selectors=[{"cel": {"expression": "!has(device.attributes['dra.example.com'].name)"}}])
     warns = feasibility_warnings(c, SNAP, FeatureGates(), deadline=time.monotonic() + 10, max_steps=100_000)
-    assert warns[0] == ("feasibility: no node can allocate claim gpu-claim: counter memory of gpu-1-counters "
-                        "exhausted on worker-1")
+    assert warns[0] == ("feasibility: claim gpu-claim request req-0 (class resource.example.com): counter memory "
+                        "of gpu-1-counters exhausted")
 
 
 def test_budget_cut_short_warning() -> None:

@@ -227,7 +227,7 @@ def test_render_refuses_unsafe_combinations(values, message):
 
 
 def test_rendered_args_are_accepted_by_the_real_cli(ci: Rendered):
-    from webhook.cli import _parser
+    from webhook.cli import build_parser as _parser
 
     args = _parser().parse_args(ci.container()["args"])
     assert args.in_cluster and args.config == "/etc/dra-webhook/config/config.yaml"

@@ -67,9 +67,9 @@ def manifest_cases() -> list[tuple[str, dict[str, Any]]]:
     found: list[tuple[str, dict[str, Any]]] = []
     for e in json.loads(CORPUS.read_text()):
         found.append((f"corpus:{e['id']}", e["object"]))
-    for p in sorted((REPO / "examples").rglob("*.y*ml")):
+    for p in sorted([*(REPO / "examples").rglob("*.y*ml"), *(REPO / "webhook" / "examples").rglob("*.y*ml")]):
         for i, d in enumerate(_yaml_docs(p.read_text())):
-            found.append((f"example:{p.relative_to(REPO / 'examples')}:{i}", d))
+            found.append((f"example:{p.relative_to(REPO)}:{i}", d))
     for p in sorted((REPO / "docs").glob("*.md")):
         for k, block in enumerate(re.findall(r"^```yaml\n(.*?)^```", p.read_text(), flags=re.S | re.M)):
             for i, d in enumerate(_yaml_docs(block)):

@@ -14,10 +14,9 @@ from typing import Any
 
 from tests.differential.oracle import Verdict
 from webhook.admission.decode import check as decode_check
-from webhook.admission.pipeline import review
+from webhook.cli.review import review_objects
 from webhook.config import Settings
 from webhook.gates import KNOWN, FeatureGates
-from webhook.review_cmd import build_review, with_defaults
 
 
 @functools.cache
@@ -33,12 +32,11 @@ def settings_for(gates: Mapping[str, bool]) -> Settings:
 
 def our_verdict(obj: dict[str, Any], gates: Mapping[str, bool], old: dict[str, Any] | None = None) -> Verdict:
     """Our answer for a CREATE of ``obj`` (or an UPDATE from the stored ``old``)."""
-    if (bad := decode_check(obj)) is not None:
+    if (bad := decode_check(obj)) is not None:  # review_objects refuses it the same way
         return Verdict(False, code=400, message=bad.message)
-    new = with_defaults(copy.deepcopy(obj)) if isinstance(obj, dict) else obj
-    doc = build_review(new, old, "UPDATE" if old is not None else "CREATE", True)
-    resp, out = review(doc, settings_for(gates), None)
-    r = resp["response"]
+    (done,) = review_objects([copy.deepcopy(obj)], old, "UPDATE" if old is not None else "CREATE", True,
+                             settings_for(gates), None)
+    out, r = done.outcome, done.answer.review["response"]
     causes = frozenset((e.field, str(e.type)) for e in out.errors)
     stored = out.mutated if r["allowed"] else None
     return Verdict(bool(r["allowed"]), causes=causes, stored=stored, code=200 if r["allowed"] else 422,

@@ -13,7 +13,7 @@ import requests
 import yaml
 
 from tests.builders import PODGROUP, SLICE
-from webhook.review_cmd import build_review, with_defaults
+from webhook.cli.review import build_review, with_defaults
 
 pytestmark = pytest.mark.integration
 

@@ -50,3 +50,16 @@ def post(srv: Server, path: str, body: Any, session: requests.Session | None = N
     client = session or requests
     return client.post(srv.url + path, data=data, verify=str(srv.certs / "ca.crt"),
                        headers={"Content-Type": "application/json"}, timeout=timeout, **kw)
+
+
+def server_fixture(name: str, *extra: str) -> Any:
+    """A module-scoped fixture: one real server (these certificates, ``extra`` flags) per test
+    module, stopped cleanly (exit code 0) at the end."""
+
+    @pytest.fixture(scope="module")
+    def fixture(rel_certs: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+        srv = start_server(rel_certs, tmp_path_factory.mktemp(name), *extra)
+        yield srv
+        assert srv.stop() == 0
+
+    return fixture

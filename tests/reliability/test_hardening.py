@@ -187,22 +187,19 @@ def test_modern_tls_is_served(hard_server):
 
 def test_slow_clients_cannot_starve_the_workers(hard_server):
     """More stalled clients (10) than worker threads (2 workers x 4): requests cut short after the
-    handshake and ClientHellos cut short. Each thread gives up on a stalled client after
-    IO_TIMEOUT_SECONDS, so queued reviews are answered after at most two such rounds, not never."""
-    from webhook.server.tls import IO_TIMEOUT_SECONDS
-
+    handshake and ClientHellos cut short. They wait in the workers' event loops, not in threads,
+    so queued reviews are answered at once (stock gthread needed up to two 5 s read timeouts)."""
     held: list[socket.socket] = []
     ctx = ssl.create_default_context(cafile=str(hard_server.certs / "ca.crt"))
-    bound = 2 * IO_TIMEOUT_SECONDS + 3.0
     try:
         for i in range(6):  # handshake done, then a request cut short (headers or body)
-            s = socket.create_connection(("127.0.0.1", hard_server.port), timeout=bound)
+            s = socket.create_connection(("127.0.0.1", hard_server.port), timeout=30)
             s = ctx.wrap_socket(s, server_hostname="localhost")
             s.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                       + (b"Content-Length: 1000\r\n\r\n{\"apiVersion\":" if i % 2 else b""))
             held.append(s)
         for _ in range(4):  # a ClientHello cut short
-            s = socket.create_connection(("127.0.0.1", hard_server.port), timeout=bound)
+            s = socket.create_connection(("127.0.0.1", hard_server.port), timeout=30)
             s.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
             held.append(s)
         latencies: list[float] = []
@@ -211,7 +208,7 @@ def test_slow_clients_cannot_starve_the_workers(hard_server):
         def one() -> None:
             t = time.monotonic()
             try:
-                r = post(hard_server, "/validate", review(SLICE), timeout=bound * 2)
+                r = post(hard_server, "/validate", review(SLICE), timeout=30)
                 if r.status_code != 200:
                     errors.append(str(r.status_code))
             except requests.RequestException as e:
@@ -224,11 +221,7 @@ def test_slow_clients_cannot_starve_the_workers(hard_server):
         for t in threads:
             t.join()
         assert errors == [], errors
-        assert max(latencies) < bound, latencies
+        assert max(latencies) < 1.0, latencies
     finally:
         for s in held:
             s.close()
-    # Once the stalled clients are gone the server is as fast as before.
-    t = time.monotonic()
-    assert post(hard_server, "/validate", review(SLICE)).status_code == 200
-    assert time.monotonic() - t < 1.0

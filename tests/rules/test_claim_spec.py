@@ -11,7 +11,7 @@ import pytest
 from webhook.fielderrors import ErrorType as T
 from webhook.gates import FeatureGates
 from webhook.patch import apply_patch
-from webhook.rules import resourceclaim, resourceclaimtemplate
+from webhook.rules.claims import resourceclaim, resourceclaimtemplate
 from webhook.rules.context import RuleContext
 
 GPU = "gpu.example.com"
@@ -220,7 +220,7 @@ CASES = [
     pytest.param(
         devices(req(tolerations=[{"key": "k", "operator": "Exists"}])),
         set(),
-        "DRADeviceTaints=false",
+        "DRADeviceTaints=false,DRADeviceTaintRules=false",
         id="RC-EX-7-taints-off-strips-tolerations",
     ),
     pytest.param(
@@ -409,7 +409,8 @@ def test_wrong_types_never_raise(junk: Any) -> None:
         (resourceclaimtemplate, lambda s: {"metadata": {"name": "a"}, "spec": {"spec": s}}),
     ):
         obj = mod.apply_defaults(build(junk))
-        ctx = RuleContext(FeatureGates.parse("DRAConsumableCapacity=false,DRADeviceTaints=false"))
+        ctx = RuleContext(FeatureGates.parse(
+            "DRAConsumableCapacity=false,DRADeviceTaints=false,DRADeviceTaintRules=false"))
         obj = apply_patch(obj, mod.mutate(obj, ctx).ops)
         assert isinstance(mod.validate(obj, ctx), list)
         assert isinstance(mod.warnings(obj, ctx), list)

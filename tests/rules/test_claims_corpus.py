@@ -15,7 +15,7 @@ import pytest
 
 from webhook.gates import FeatureGates
 from webhook.patch import apply_patch
-from webhook.rules import deviceclass, resourceclaim, resourceclaimtemplate
+from webhook.rules.claims import deviceclass, resourceclaim, resourceclaimtemplate
 from webhook.rules.context import RuleContext
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "corpus.json"  # ../shared beside the repo

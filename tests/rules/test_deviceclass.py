@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
+from webhook import ConfigError
 from webhook.fielderrors import ErrorType as T
 from webhook.gates import FeatureGates
-from webhook.rules import deviceclass as dc
+from webhook.rules.claims import deviceclass as dc
 from webhook.rules.context import RuleContext
 
 DEFAULT = FeatureGates.defaults()
@@ -63,10 +64,8 @@ def test_stored_selectors_are_not_recompiled_on_update() -> None:
     assert {e.field for e in dc.validate_update(new, old, ctx)} == {"spec.selectors[1].cel.expression"}
 
 
-def test_extended_resource_name_stripped_when_gate_off() -> None:
-    m = dc.mutate(
-        cls(extendedResourceName="example.com/gpu"),
-        RuleContext(FeatureGates.parse("DRAExtendedResource=false")),
-    )
-    assert m.ops == [{"op": "remove", "path": "/spec/extendedResourceName"}]
-    assert "DRAExtendedResource" in m.warnings[0]
+def test_extended_resource_name_is_kept_the_gate_is_locked_on() -> None:
+    m = dc.mutate(cls(extendedResourceName="example.com/gpu"), RuleContext(FeatureGates()))
+    assert m.ops == [] and m.warnings == []
+    with pytest.raises(ConfigError, match="locked to true"):
+        FeatureGates.parse("DRAExtendedResource=false")

@@ -8,8 +8,8 @@ import pytest
 
 from webhook.fielderrors import ErrorType as T
 from webhook.gates import FeatureGates
-from webhook.rules import pod
 from webhook.rules.context import RuleContext
+from webhook.rules.scheduling import pod
 
 GW = "GenericWorkload=true"
 
@@ -47,10 +47,10 @@ def ctx(gates: str = GW, old: dict[str, Any] | None = None) -> RuleContext:
             id="group-name-empty",
         ),
         pytest.param(mkpod({}), {("spec.schedulingGroup", T.INVALID)}, id="union-no-member"),
-        pytest.param(mkpod("pg"), {("spec.schedulingGroup", T.INVALID)}, id="not-an-object"),
+        pytest.param(mkpod("pg"), {("spec.schedulingGroup", T.TYPE_INVALID)}, id="not-an-object"),
         pytest.param(
             mkpod({"podGroupName": 7}),
-            {("spec.schedulingGroup.podGroupName", T.INVALID)},
+            {("spec.schedulingGroup.podGroupName", T.TYPE_INVALID)},
             id="name-not-string",
         ),
         pytest.param(mkpod(hostNetwork="yes", containers=[]), set(), id="other-pod-fields-out-of-scope"),

@@ -10,13 +10,13 @@ import pytest
 from webhook.fielderrors import ErrorType as T
 from webhook.gates import FeatureGates
 from webhook.patch import apply_patch
-from webhook.rules import podgroup
 from webhook.rules.context import RuleContext
+from webhook.rules.scheduling import podgroup
 
 GW = "GenericWorkload=true"
 CLAIMS_ON = GW + ",DRAWorkloadResourceClaims=true"
 TOPO_ON = GW + ",TopologyAwareWorkloadScheduling=true"
-COMPOSITE_ON = GW + ",CompositePodGroup=true"
+COMPOSITE_ON = GW + ",TopologyAwareWorkloadScheduling=true,CompositePodGroup=true"
 PREEMPT_ON = GW + ",PodGroupPreemptionPolicy=true"
 
 
@@ -82,7 +82,7 @@ CREATE_CASES = [
     pytest.param(
         pg(schedulingPolicy={"gang": {"minCount": "4"}}),
         GW,
-        {("spec.schedulingPolicy.gang.minCount", T.INVALID)},
+        {("spec.schedulingPolicy.gang.minCount", T.TYPE_INVALID)},
         id="gang-mincount-string",
     ),
     pytest.param(
@@ -93,7 +93,7 @@ CREATE_CASES = [
     ),
     pytest.param(pg(schedulingPolicy={"gang": {"minCount": 1_000_000}}), GW, set(), id="gang-no-upper-bound"),
     pytest.param(
-        pg(schedulingPolicy="gang"), GW, {("spec.schedulingPolicy", T.INVALID)}, id="policy-not-object"
+        pg(schedulingPolicy="gang"), GW, {("spec.schedulingPolicy", T.TYPE_INVALID)}, id="policy-not-object"
     ),
     pytest.param(
         pg(workloadRef={"workloadName": "wl.example", "templateName": "worker"}), GW, set(), id="workload-ref"
@@ -171,10 +171,10 @@ CREATE_CASES = [
         id="claims-template-name",
     ),
     pytest.param(
-        pg(resourceClaims="x"), CLAIMS_ON, {("spec.resourceClaims", T.INVALID)}, id="claims-not-list"
+        pg(resourceClaims="x"), CLAIMS_ON, {("spec.resourceClaims", T.TYPE_INVALID)}, id="claims-not-list"
     ),
     pytest.param(
-        pg(resourceClaims=[7]), CLAIMS_ON, {("spec.resourceClaims[0]", T.INVALID)}, id="claim-not-object"
+        pg(resourceClaims=[7]), CLAIMS_ON, {("spec.resourceClaims[0]", T.TYPE_INVALID)}, id="claim-not-object"
     ),
     pytest.param(pg(resourceClaims=claims(9)), GW, set(), id="claims-gate-off-dropped-before-validation"),
     pytest.param(
@@ -218,7 +218,7 @@ CREATE_CASES = [
     pytest.param(pg(priorityClassName="high-priority", priority=1_000_000_000), GW, set(), id="priority-max"),
     pytest.param(pg(priority=-5), GW, set(), id="priority-negative-allowed"),
     pytest.param(pg(priority=1_000_000_001), GW, {("spec.priority", T.INVALID)}, id="priority-over-max"),
-    pytest.param(pg(priority=True), GW, {("spec.priority", T.INVALID)}, id="priority-bool"),
+    pytest.param(pg(priority=True), GW, {("spec.priority", T.TYPE_INVALID)}, id="priority-bool"),
     pytest.param(
         pg(priorityClassName="High"), GW, {("spec.priorityClassName", T.INVALID)}, id="priority-class-bad"
     ),
@@ -232,7 +232,7 @@ CREATE_CASES = [
         {("spec.preemptionPolicy", T.NOT_SUPPORTED)},
         id="preemption-unsupported",
     ),
-    pytest.param({**pg(), "spec": ["x"]}, GW, {("spec", T.INVALID)}, id="spec-not-object"),
+    pytest.param({**pg(), "spec": ["x"]}, GW, {("spec", T.TYPE_INVALID)}, id="spec-not-object"),
     pytest.param(
         {**pg(), "metadata": {"name": "Bad_Name"}}, GW, {("metadata.name", T.INVALID)}, id="bad-name"
     ),
@@ -241,8 +241,8 @@ CREATE_CASES = [
         GW,
         {
             ("spec.schedulingPolicy.gang.minCount", T.REQUIRED),
-            ("spec.priority", T.INVALID),
-            ("spec.disruptionMode", T.INVALID),
+            ("spec.priority", T.TYPE_INVALID),
+            ("spec.disruptionMode", T.TYPE_INVALID),
         },
         id="collects-every-error",
     ),
@@ -281,7 +281,7 @@ def test_resource_claims_strip_on_create(gates: str, kept: bool, warned: bool) -
 def test_constraints_strip_names_the_gate() -> None:
     new, _, warns, _ = admit(pg(schedulingConstraints={"topology": [{"key": "k"}]}))
     assert "schedulingConstraints" not in new["spec"]
-    assert warns[0] == "TopologyAwareWorkloadScheduling is off: dropped spec.schedulingConstraints"
+    assert warns[0] == "TopologyAwareWorkloadScheduling is off: removed spec.schedulingConstraints"
 
 
 def test_create_wipes_status() -> None:

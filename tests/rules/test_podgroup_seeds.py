@@ -10,9 +10,10 @@ import yaml
 
 from webhook.gates import FeatureGates
 from webhook.patch import apply_patch
-from webhook.rules import pod, podgroup, rules_for
 from webhook.rules.context import RuleContext
-from webhook.rules.podgroup import SPELLING_WARNING
+from webhook.rules.registry import rules_for
+from webhook.rules.scheduling import pod, podgroup
+from webhook.rules.scheduling.podgroup import SPELLING_WARNING
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FILES = sorted(EXAMPLES.glob("seeds/seed-003-*.yaml")) + sorted(EXAMPLES.glob("scheduling/*.yaml"))

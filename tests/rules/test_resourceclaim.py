@@ -11,13 +11,13 @@ import pytest
 from webhook.fielderrors import ErrorType as T
 from webhook.gates import FeatureGates
 from webhook.patch import apply_patch
-from webhook.rules import resourceclaim as rc
+from webhook.rules.claims import resourceclaim as rc
 from webhook.rules.context import RuleContext
 
 UUID = "a671734a-e8e5-11e4-8fde-42010af09327"
 DEFAULT = FeatureGates.defaults()
 CC_OFF = FeatureGates.parse("DRAConsumableCapacity=false")
-TAINTS_OFF = FeatureGates.parse("DRADeviceTaints=false")
+TAINTS_OFF = FeatureGates.parse("DRADeviceTaints=false,DRADeviceTaintRules=false")
 
 
 def claim(**exactly: Any) -> dict[str, Any]:

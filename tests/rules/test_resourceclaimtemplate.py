@@ -12,7 +12,7 @@ import yaml
 from webhook.fielderrors import ErrorType as T
 from webhook.gates import FeatureGates
 from webhook.patch import apply_patch
-from webhook.rules import resourceclaimtemplate as rct
+from webhook.rules.claims import resourceclaimtemplate as rct
 from webhook.rules.context import RuleContext
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -57,7 +57,7 @@ def template(meta: Any = None, **exactly: Any) -> dict[str, Any]:
             id="bad-annotation-key",
         ),
         pytest.param({"name": "ignored"}, set(), id="template-name-not-checked"),
-        pytest.param("x", {("spec.metadata", T.INVALID)}, id="metadata-not-an-object"),
+        pytest.param("x", {("spec.metadata", T.TYPE_INVALID)}, id="metadata-not-an-object"),
     ],
 )
 def test_template_metadata(meta: Any, want: set[tuple[str, T]]) -> None:
@@ -90,8 +90,7 @@ def test_strip_paths_are_under_spec_spec() -> None:
     )
     assert m.ops == [{"op": "remove", "path": "/spec/spec/devices/requests/0/exactly/capacity"}]
     assert m.warnings == [
-        "feature gate DRAConsumableCapacity is disabled: removed "
-        "spec.spec.devices.requests[0].exactly.capacity"
+        "DRAConsumableCapacity is off: removed spec.spec.devices.requests[0].exactly.capacity"
     ]
 
 
@@ -108,7 +107,7 @@ def test_update_in_use_keeps_capacity_with_gate_off() -> None:
     ids=lambda p: p.stem,
 )
 def test_examples_are_admitted(path: Path) -> None:
-    from webhook.rules import resourceclaim
+    from webhook.rules.claims import resourceclaim
 
     for doc in yaml.safe_load_all(path.read_text()):
         mod = rct if doc["kind"] == "ResourceClaimTemplate" else resourceclaim

@@ -13,8 +13,8 @@ import pytest
 
 from tests.builders import SLICE
 from webhook.gates import FeatureGates
-from webhook.rules import resourceslice as rs
 from webhook.rules.context import RuleContext
+from webhook.rules.slices import resourceslice as rs
 
 BASE: dict[str, Any] = SLICE  # the shared minimal valid slice; tests copy it before changing it
 

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from webhook.gates import FeatureGates
-from webhook.rules import resourceslice as rs
 from webhook.rules.context import RuleContext
+from webhook.rules.slices import resourceslice as rs
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "corpus.json"  # ../shared beside the repo

@@ -14,8 +14,8 @@ import pytest
 
 from webhook.gates import FeatureGates
 from webhook.patch import apply_patch
-from webhook.rules import podgroup, workload
 from webhook.rules.context import RuleContext
+from webhook.rules.scheduling import podgroup, workload
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "corpus.json"  # ../shared beside the repo
 MODULES = {"PodGroup": podgroup, "Workload": workload}

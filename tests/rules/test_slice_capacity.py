@@ -1,5 +1,5 @@
 """Device capacity and requestPolicy (reference §1e: RS-CAP-*, RP-*), with
-DRAFractionalCapacityRange on (1.37 default: exact milli arithmetic) and off (integer Value())."""
+DRAFractionalCapacityRange on (exact milli arithmetic) and off (the 1.37 default: integer Value())."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 
 from webhook.gates import FeatureGates
-from webhook.rules import resourceslice as rs
 from webhook.rules.context import RuleContext
+from webhook.rules.slices import resourceslice as rs
 
 P = "spec.devices[0].capacity[c].requestPolicy"
 R = P + ".validRange"
 VV = P + ".validValues"
-ON, OFF = "", "DRAFractionalCapacityRange=false"
+ON, OFF = "DRAFractionalCapacityRange=true", ""
 
 
 def slice_with(value: Any, policy: Any, multi: bool | None = True) -> dict[str, Any]:

@@ -10,13 +10,13 @@ import pytest
 from webhook.fielderrors import ErrorType as T
 from webhook.gates import FeatureGates
 from webhook.patch import apply_patch
-from webhook.rules import workload
 from webhook.rules.context import RuleContext
+from webhook.rules.scheduling import workload
 
 GW = "GenericWorkload=true"
 CLAIMS_ON = GW + ",DRAWorkloadResourceClaims=true"
 TOPO_ON = GW + ",TopologyAwareWorkloadScheduling=true"
-COMPOSITE_ON = GW + ",CompositePodGroup=true"
+COMPOSITE_ON = GW + ",TopologyAwareWorkloadScheduling=true,CompositePodGroup=true"
 
 
 def tmpl(name: str = "worker", **fields: Any) -> dict[str, Any]:
@@ -189,11 +189,11 @@ CREATE_CASES = [
         id="controller-ref-path-segments",
     ),
     pytest.param(
-        wl(tmpl(), controllerRef="job"), GW, {("spec.controllerRef", T.INVALID)}, id="controller-ref-type"
+        wl(tmpl(), controllerRef="job"), GW, {("spec.controllerRef", T.TYPE_INVALID)}, id="controller-ref-type"
     ),
-    pytest.param(wl(podGroupTemplates="x"), GW, {(PGT, T.INVALID)}, id="templates-not-list"),
-    pytest.param(wl(podGroupTemplates=[1]), GW, {(PGT + "[0]", T.INVALID)}, id="template-not-object"),
-    pytest.param({**wl(tmpl()), "spec": 3}, GW, {("spec", T.INVALID)}, id="spec-not-object"),
+    pytest.param(wl(podGroupTemplates="x"), GW, {(PGT, T.TYPE_INVALID)}, id="templates-not-list"),
+    pytest.param(wl(podGroupTemplates=[1]), GW, {(PGT + "[0]", T.TYPE_INVALID)}, id="template-not-object"),
+    pytest.param({**wl(tmpl()), "spec": 3}, GW, {("spec", T.TYPE_INVALID)}, id="spec-not-object"),
 ]
 
 
@@ -267,7 +267,7 @@ def test_tree_messages() -> None:
         pytest.param(
             GW,
             False,
-            "DRAWorkloadResourceClaims is off: dropped resourceClaims from 2 podGroupTemplates",
+            "DRAWorkloadResourceClaims is off: removed resourceClaims from 2 podGroupTemplates",
             id="gate-off-strips-every-template",
         ),
         pytest.param(CLAIMS_ON, True, None, id="gate-on-keeps"),
@@ -395,7 +395,7 @@ def test_update_keeps_template_fields_by_index_of_old() -> None:
     got, _, warns, _ = admit(new, GW, old=old)
     assert "resourceClaims" in got["spec"]["podGroupTemplates"][0]
     assert "resourceClaims" not in got["spec"]["podGroupTemplates"][1]
-    assert "DRAWorkloadResourceClaims is off: dropped resourceClaims from 1 podGroupTemplates" in warns
+    assert "DRAWorkloadResourceClaims is off: removed resourceClaims from 1 podGroupTemplates" in warns
 
 
 def test_apply_defaults_is_a_copy_without_defaults() -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -27,6 +28,12 @@ from typing import Any
 from webhook.quantity import try_parse
 
 MAX_PROBLEMS = 20
+#: Unknown fields that are an earlier version's spelling of a served field: what to write instead.
+EARLIER_SPELLINGS = {
+    ("PodGroup", "spec.podGroupTemplateRef"): (
+        "spec.podGroupTemplateRef is the v1alpha2 spelling: scheduling.k8s.io/v1beta1 has "
+        "spec.workloadRef {workloadName, templateName}"),
+}
 _JSON_TYPE = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
 
 
@@ -41,11 +48,22 @@ class DecodeError:
     """True when only unknown fields are wrong (the strict field validation step)."""
 
     @property
+    def hints(self) -> tuple[str, ...]:
+        """What to write instead, for unknown fields that are an earlier API version's spelling."""
+        return tuple(h for p in self.problems if (h := EARLIER_SPELLINGS.get((self.kind, _quoted(p)))))
+
+    @property
     def message(self) -> str:
         head = f'{self.kind} in version "{self.version}" cannot be handled as a {self.kind}: '
         if self.strict:
             return head + "strict decoding error: " + ", ".join(self.problems)
         return head + "; ".join(self.problems)
+
+
+def _quoted(problem: str) -> str:
+    """The field named in an ``unknown field "x"`` problem ("" for other problems)."""
+    head, _, rest = problem.partition('"')
+    return rest.rstrip('"') if head == "unknown field " else ""
 
 
 @functools.cache
@@ -129,7 +147,8 @@ class _Walker:
         elif want == "time" and isinstance(v, str):
             self.type_errors.append(f"{path}: {v!r} is not an RFC 3339 time"[:300])
         else:
-            self.type_errors.append(f"{path or 'object'}: cannot decode a JSON {got} as a {want}")
+            article = "an" if want[0] in "aeiou" else "a"
+            self.type_errors.append(f"{path or 'object'}: cannot decode a JSON {got} as {article} {want}")
 
 
 def _is_int(v: Any) -> bool:
@@ -154,13 +173,33 @@ def _is_time(v: Any) -> bool:
     return "T" in v
 
 
-_SCALARS = {
-    "string": lambda v: isinstance(v, str),
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _is_bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def _is_int_or_string(v: Any) -> bool:
+    return _is_int(v) or isinstance(v, str)
+
+
+def _anything(v: Any) -> bool:
+    return True
+
+
+_SCALARS: dict[str, Callable[[Any], bool]] = {
+    "string": _is_str,
     "integer": _is_int,
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
+    "number": _is_number,
+    "boolean": _is_bool,
     "quantity": _is_quantity,
     "time": _is_time,
-    "int-or-string": lambda v: _is_int(v) or isinstance(v, str),
-    "any": lambda v: True,
+    "int-or-string": _is_int_or_string,
+    "any": _anything,
 }

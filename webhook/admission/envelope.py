@@ -7,6 +7,7 @@ Never imports Flask.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -154,7 +155,11 @@ class AdmissionRequest:
 
 
 def decode_body(body: bytes, max_depth: int = 100) -> Any:
-    """Bytes → JSON value; BadReview for non-UTF-8, non-JSON or too deeply nested input."""
+    """Bytes → JSON value; BadReview for non-UTF-8, non-JSON or too deeply nested input.
+
+    ``NaN``, ``Infinity`` and ``-Infinity`` are not JSON (Python's parser accepts them), and
+    neither is a number too large for a double (it would become infinity): both are BadReview.
+    """
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
@@ -162,11 +167,22 @@ def decode_body(body: bytes, max_depth: int = 100) -> Any:
     if _too_deep(body, max_depth):
         raise BadReview(f"request body is nested deeper than {max_depth} levels")
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_not_json, parse_float=_finite_float)
     except RecursionError:
         raise BadReview("request body is nested too deeply") from None
     except ValueError as e:
         raise BadReview(f"request body is not valid JSON: {e}") from None
+
+
+def _not_json(name: str) -> Any:
+    raise BadReview(f"request body is not valid JSON: {name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise BadReview("request body is not valid JSON: a number is out of range for a double")
+    return value
 
 
 _ESCAPES = re.compile(rb"\\.", re.S)

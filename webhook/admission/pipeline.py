@@ -1,8 +1,9 @@
 """The one admission pipeline: mutate → validate the mutated object → warnings → feasibility.
 
 Used by the HTTP server (``/mutate``, ``/validate``) and by ``dra-webhook review``; the two
-shells only choose which parts of the outcome go into the response. Pure apart from the
-clock used for the deadline: no Flask, no network.
+shells only choose which parts of the outcome go into the response. Per-kind facts come from
+the rules registry; the cluster state is read once per request (one ``StateView``) and handed
+to every step. Pure apart from the clock used for the deadline: no Flask, no network.
 """
 
 from __future__ import annotations
@@ -10,23 +11,23 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any, Literal
 
 from webhook.admission.envelope import AdmissionRequest, parse_review
 from webhook.admission.response import build_response, sanitize_warnings
+from webhook.allocator.feasibility import feasibility_warnings
 from webhook.config import Settings
+from webhook.defaulting import plan_capacity_defaults
 from webhook.fielderrors import FieldError
 from webhook.patch import PatchError, apply_patch
-from webhook.rules import SERVED_VERSIONS, rules_for
 from webhook.rules.context import Mutation, RuleContext
-from webhook.state.base import ClusterSnapshot, StateSource, stale_note
+from webhook.rules.kind import KindRules
+from webhook.rules.registry import rules_for
+from webhook.state.base import StateSource, StateView
 
 log = logging.getLogger(__name__)
 
 Endpoint = Literal["mutate", "validate", "review"]
-
-FEASIBILITY_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "PodGroup")
 
 
 @dataclass
@@ -48,24 +49,41 @@ class Outcome:
         return not self.errors
 
 
+@dataclass(frozen=True)
+class Answer:
+    """The AdmissionReview for one endpoint plus the facts the shells log and count."""
+
+    review: dict[str, Any]
+    allowed: bool
+    warnings: list[str]
+    """As sent: sanitised, capped."""
+    patch: list[dict[str, Any]]
+    """The JSON Patch sent (empty on ``/validate``)."""
+    causes: list[str]
+    """The fields of the causes of a denial."""
+
+
 def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | None = None, *,
              deadline: float | None = None, endpoint: Endpoint = "review") -> Outcome:
-    """Run the rules for one request. ``deadline`` is a ``time.monotonic()`` value."""
+    """Run the rules for one request. ``deadline`` is a ``time.monotonic()`` value.
+
+    The state is read once (``StateView.of``), when the kind is one we check.
+    """
     out = Outcome(req)
     if req.operation not in ("CREATE", "UPDATE") or req.obj is None:
         return out
     rules = rules_for(req.group, req.kind)
     if rules is None:
         return out
-    if req.version and req.version not in SERVED_VERSIONS.get(req.group, ()):
-        served = "/".join(filter(None, (req.group, SERVED_VERSIONS.get(req.group, ("?",))[0])))
+    if req.version and not rules.serves(req.version):
         out.notes.append(f"{req.kind} {req.group}/{req.version} is not checked; "
-                         f"dra-webhook validates {served} (the version Kubernetes 1.37 serves)")
+                         f"dra-webhook validates {rules.api_version()} (the version Kubernetes 1.37 serves)")
         return out
     out.handled = True
+    view = StateView.of(state) if state is not None else None
     ctx = RuleContext(gates=settings.gates, operation=req.operation, old=req.old,
                       subresource=req.subresource, dry_run=req.dry_run)
-    mutation, obj = _mutate(rules, req, ctx, settings, state, defaults=endpoint != "validate",
+    mutation, obj = _mutate(rules, req, ctx, settings, view, defaults=endpoint != "validate",
                             deadline=deadline)
     out.patch = mutation.ops
     out.mutation_warnings = mutation.warnings
@@ -77,16 +95,16 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
     else:
         out.errors = list(rules.validate(obj, ctx))
     out.notes.extend(rules.warnings(obj, ctx))
-    out.notes.extend(_state_notes(rules, obj, state))
-    if out.allowed and settings.feasibility and req.kind in FEASIBILITY_KINDS and (
+    out.notes.extend(_state_notes(rules, obj, view))
+    if out.allowed and settings.feasibility and rules.feasibility and (
             req.operation == "CREATE" or req.dry_run) and req.subresource == "":
-        out.feasibility = _feasibility(obj, settings, state, deadline)
+        out.feasibility = _feasibility(obj, settings, view, deadline)
         out.feasibility_checked = True
     return out
 
 
-def _mutate(rules: ModuleType, req: AdmissionRequest, ctx: RuleContext, settings: Settings,
-            state: StateSource | None, *, defaults: bool,
+def _mutate(rules: KindRules, req: AdmissionRequest, ctx: RuleContext, settings: Settings,
+            view: StateView | None, *, defaults: bool,
             deadline: float | None) -> tuple[Mutation, dict[str, Any]]:
     """The rules' strips plus, when ``defaults``, capacity defaulting; and the patched object.
 
@@ -94,15 +112,14 @@ def _mutate(rules: ModuleType, req: AdmissionRequest, ctx: RuleContext, settings
     capacity requests it would add are never validated (RC-EX-8), so it cannot change a verdict.
     """
     assert req.obj is not None
-    mutation: Mutation = rules.mutate(req.obj, ctx)
+    mutation = rules.mutate(req.obj, ctx)
     obj = _patched(req, req.obj, mutation)
     if obj is None:
         return Mutation(), req.obj
-    if defaults and req.kind in ("ResourceClaim", "ResourceClaimTemplate") and req.operation == "CREATE" \
-            and settings.capacity_defaulting and state is not None:
-        from webhook.defaulting import plan_capacity_defaults
+    if defaults and rules.capacity_defaulting and req.operation == "CREATE" \
+            and settings.capacity_defaulting and view is not None:
         try:
-            extra = plan_capacity_defaults(obj, state.snapshot(), settings.gates,
+            extra = plan_capacity_defaults(obj, view.snapshot, settings.gates,
                                            deadline=_budget_end(settings, deadline))
         except Exception:  # defaulting is a convenience: never fail the request for it
             log.exception("capacity defaulting failed (uid=%s)", req.uid)
@@ -136,38 +153,33 @@ def _budget_end(settings: Settings, deadline: float | None) -> float:
     return min(end, now + settings.feasibility_timeout_seconds)
 
 
-def _state_notes(rules: ModuleType, obj: dict[str, Any], state: StateSource | None) -> list[str]:
+def _state_notes(rules: KindRules, obj: dict[str, Any], view: StateView | None) -> list[str]:
     """Kind-specific notes that need the cluster state (e.g. a pod joining a PodGroup)."""
-    hook = getattr(rules, "state_warnings", None)
-    if hook is None or state is None:
+    if view is None:
         return []
     try:
-        notes: list[str] = hook(obj, state.snapshot())
-        return notes
+        return rules.state_warnings(obj, view.snapshot)
     except Exception:
         log.exception("state-based warnings failed")
         return []
 
 
-def _feasibility(obj: dict[str, Any], settings: Settings, state: StateSource | None,
+def _feasibility(obj: dict[str, Any], settings: Settings, view: StateView | None,
                  deadline: float | None) -> list[str]:
     """Feasibility warnings; any failure here only ever becomes a warning."""
-    if state is None:
+    if view is None:
         return []
-    if not state.ready():
+    if not view.ready:
         return ["feasibility: not checked, cluster state is not synced yet"]
     now = time.monotonic()
     budget_end = _budget_end(settings, deadline)
     if budget_end <= now:
         return ["feasibility: not checked, no time left before the request deadline"]
     try:
-        from webhook.allocator.feasibility import feasibility_warnings
-        snap: ClusterSnapshot = state.snapshot()
-        warnings: list[str] = feasibility_warnings(
-            obj, snap, settings.gates, deadline=budget_end, max_steps=settings.allocator_max_steps)
-        note = stale_note(state)
-        if note:
-            warnings.append(f"feasibility: {note}; the answer may be out of date")
+        warnings = feasibility_warnings(obj, view.snapshot, settings.gates, deadline=budget_end,
+                                        max_steps=settings.allocator_max_steps)
+        if view.stale:
+            warnings.append(f"feasibility: {view.stale}; the answer may be out of date")
         return warnings
     except Exception as e:  # a failure in the check only ever adds a warning
         log.exception("feasibility check failed")
@@ -175,7 +187,7 @@ def _feasibility(obj: dict[str, Any], settings: Settings, state: StateSource | N
 
 
 def respond(out: Outcome, settings: Settings, endpoint: Endpoint,
-            api_version: str = "admission.k8s.io/v1") -> dict[str, Any]:
+            api_version: str = "admission.k8s.io/v1") -> Answer:
     """The AdmissionReview for one endpoint.
 
     ``mutate``: allowed, the patch and the mutation warnings (never a denial: validation is the
@@ -190,11 +202,11 @@ def respond(out: Outcome, settings: Settings, endpoint: Endpoint,
         warnings = out.mutation_warnings + out.notes + out.feasibility
         allowed, errors = out.allowed, out.errors
         patch = out.patch if endpoint == "review" else []
-    return build_response(
-        req.uid, allowed=allowed, errors=errors, kind=req.kind, group=req.group,
-        name=req.display_name, patch=patch, api_version=api_version,
-        warnings=sanitize_warnings(warnings, max_count=settings.max_warnings,
-                                   max_length=settings.max_warning_length))
+    sent = sanitize_warnings(warnings, max_count=settings.max_warnings,
+                             max_length=settings.max_warning_length)
+    body = build_response(req.uid, allowed=allowed, errors=errors, kind=req.kind, group=req.group,
+                          name=req.display_name, patch=patch, api_version=api_version, warnings=sent)
+    return Answer(body, allowed, sent, patch, [e.field for e in errors])
 
 
 def review(doc: Any, settings: Settings, state: StateSource | None = None, *,
@@ -205,4 +217,4 @@ def review(doc: Any, settings: Settings, state: StateSource | None = None, *,
     """
     req = parse_review(doc)
     out = evaluate(req, settings, state, deadline=deadline, endpoint=endpoint)
-    return respond(out, settings, endpoint), out
+    return respond(out, settings, endpoint).review, out

@@ -44,6 +44,11 @@ def sanitize_warnings(warnings: Iterable[str], *, max_count: int = 10, max_lengt
         seen.add(text)
         out.append(text)
     if len(out) > max_count:
+        if max_count <= 1:  # room for one: the first warning, saying how many follow
+            suffix = f" (and {len(out) - 1} more warnings suppressed)"
+            first = out[0] if len(out[0]) + len(suffix) <= max_length else \
+                out[0][: max(max_length - len(suffix) - 1, 0)].rstrip() + "…"
+            return [first + suffix][:max_count]
         hidden = len(out) - (max_count - 1)
         out = out[: max_count - 1] + [f"{hidden} more warnings suppressed"]
     return out
@@ -53,6 +58,14 @@ def status_message(kind: str, group: str, name: str, errors: Sequence[FieldError
     """``ResourceSlice.resource.k8s.io "x" is invalid: <errors>`` as the apiserver words it."""
     qualified = f"{kind}.{group}" if group else kind
     return f'{qualified} "{name}" is invalid: {aggregate_message(errors)}'
+
+
+def build_bad_request(uid: str, message: str, api_version: str = API_VERSION) -> dict[str, Any]:
+    """An AdmissionReview refusing what the apiserver cannot decode: HTTP 400, reason BadRequest,
+    no causes (the apiserver gives none before validation)."""
+    status = {"metadata": {}, "status": "Failure", "message": message, "reason": "BadRequest", "code": 400}
+    return {"apiVersion": api_version, "kind": "AdmissionReview",
+            "response": {"uid": uid, "allowed": False, "status": status}}
 
 
 def build_response(uid: str, *, allowed: bool, errors: Sequence[FieldError] = (),

@@ -6,9 +6,11 @@ set. Entry points:
 
     model_for(snapshot, gates) -> Model        cached per snapshot + gates
     allocate(claims, model, node=..., mode=...) -> Outcome
-    consumed_capacity(device, request_capacity, gates) -> dict | reason
-    eligible_devices(request, model) -> [Device] | reason
+    consumed_capacity(device, request_capacity, gates) -> dict | Reason
+    eligible_devices(request, model) -> [Device] | Reason
     feasibility_warnings(obj, snapshot, gates, deadline=..., max_steps=...) -> [str]
+
+Failures are ``reasons.Reason`` values (a code plus fields), worded only by ``reasons``.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from __future__ import annotations
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError
 from webhook.allocator.engine import JOINT, PER_CLAIM, Outcome, allocate, eligible_devices
+from webhook.allocator.feasibility import feasibility_warnings
 from webhook.allocator.model import Model, model_for
+from webhook.allocator.reasons import Code, Reason
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
 
-__all__ = ["JOINT", "PER_CLAIM", "AllocError", "CapacityError", "Model", "Outcome", "allocate",
+__all__ = ["JOINT", "PER_CLAIM", "AllocError", "CapacityError", "Code", "Model", "Outcome", "Reason", "allocate",
            "consumed_capacity", "eligible_devices", "feasibility_warnings", "model_for", "warm"]
 
 
@@ -38,9 +42,3 @@ def warm(snapshot: ClusterSnapshot, gates: FeatureGates) -> int:
             d.view()
             n += 1
     return n
-
-
-def feasibility_warnings(*args, **kwargs):  # type: ignore[no-untyped-def]
-    """See ``webhook.allocator.feasibility.feasibility_warnings``."""
-    from webhook.allocator.feasibility import feasibility_warnings as impl
-    return impl(*args, **kwargs)

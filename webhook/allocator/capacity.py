@@ -12,8 +12,9 @@ from math import ceil
 from typing import Any
 
 from webhook.allocator.model import CapSpec, Device
-from webhook.gates import FeatureGates
-from webhook.quantity import DECIMAL, MAX_INT64, Quantity, try_parse
+from webhook.allocator.reasons import Code, Reason
+from webhook.gates import FeatureGates, Gate
+from webhook.quantity import DECIMAL, INT64_MAX, Quantity, try_parse
 
 
 class CapacityError(Exception):
@@ -32,7 +33,7 @@ def _fmt(raw: Any) -> str:
 def _milli(v: Fraction) -> int | None:
     """Exact milli value, or None when ``v`` has finer precision or leaves int64."""
     m = v * 1000
-    if m.denominator != 1 or abs(m.numerator) > MAX_INT64:
+    if m.denominator != 1 or abs(m.numerator) > INT64_MAX:
         return None
     return m.numerator
 
@@ -97,18 +98,18 @@ def _round_range(req: Fraction, fmt: str, spec: CapSpec, fractional: bool) -> tu
         step_m, min_m = _milli(spec.step) or 1, _milli(spec.vmin) or 0
         n = -(-(rm - min_m) // step_m)
         val = min_m + step_m * n
-        if val > MAX_INT64:
+        if val > INT64_MAX:
             raise CapacityError(f"rounding request {Quantity(req, fmt)} up to the next step passes "
                                 "the milli-value range")
         return Fraction(val, 1000), sfmt
-    if req > MAX_INT64:
+    if req > INT64_MAX:
         raise CapacityError(f"request {Quantity(req, fmt)} exceeds MaxInt64")
     ri, si, mi = ceil(req), ceil(spec.step), ceil(spec.vmin)
     if si <= 0:
         return Fraction(ri), sfmt
     n = -(-(ri - mi) // si)
     val = mi + si * n
-    if mi >= 0 and val > MAX_INT64:
+    if mi >= 0 and val > INT64_MAX:
         raise CapacityError(f"rounding request {Quantity(req, fmt)} up to the next step passes MaxInt64")
     return Fraction(val), sfmt
 
@@ -158,19 +159,19 @@ def violates_policy(val: Fraction, spec: CapSpec, fractional: bool) -> bool:
     return False
 
 
-def consumed_capacity(device: Device, request_capacity: Any, gates: FeatureGates) -> Consumed | str:
+def consumed_capacity(device: Device, request_capacity: Any, gates: FeatureGates) -> Consumed | Reason:
     """What ``request_capacity`` (a request's raw ``capacity``) consumes on ``device``.
 
-    Returns every declared capacity's consumed amount, or a one-line reason why the device
-    cannot serve the request at all (undeclared name, policy violation, larger than the
-    capacity value). Ignores current usage. Raises CapacityError for the fatal cases (§7.3 S2).
+    Returns every declared capacity's consumed amount, or the ``Reason`` why the device cannot
+    serve the request at all (undeclared name, policy violation, larger than the capacity
+    value). Ignores current usage. Raises CapacityError for the fatal cases (§7.3 S2).
     """
-    fractional = gates.enabled("DRAFractionalCapacityRange")
+    fractional = gates.enabled(Gate.DRA_FRACTIONAL_CAPACITY_RANGE)
     resolved = resolve_requests(device, request_capacity)
     if resolved is None:
         reqs = request_capacity.get("requests") if isinstance(request_capacity, dict) else {}
         missing = sorted(str(n) for n in (reqs or {}) if not _declares(device, n))
-        return f"device {device.name} has no capacity {missing[0] if missing else '?'}"
+        return Reason(Code.CAPACITY_UNDECLARED, device=device.name, capacity=missing[0] if missing else "?")
     out: Consumed = {}
     for full, status, spec in device.caps:
         val, fmt = consumed_amount(resolved.get(full), spec, fractional)
@@ -180,9 +181,10 @@ def consumed_capacity(device: Device, request_capacity: Any, gates: FeatureGates
     for full, status, spec in device.caps:
         val = out[full][0]
         if violates_policy(val, spec, fractional):
-            return f"capacity {status} of {device.name}: {Quantity(val)} violates the request policy"
+            return Reason(Code.CAPACITY_POLICY, device=device.name, capacity=status, amount=str(Quantity(val)))
         if val > spec.value:
-            return f"capacity {status} of {device.name}: {Quantity(val)} exceeds {Quantity(spec.value)}"
+            return Reason(Code.CAPACITY_EXCEEDS, device=device.name, capacity=status, amount=str(Quantity(val)),
+                          limit=str(Quantity(spec.value)))
     return out
 
 
@@ -194,8 +196,8 @@ def _declares(device: Device, name: Any) -> bool:
 
 
 def remaining_fit(device: Device, consumed: Consumed, allocated: dict[str, Fraction] | None,
-                  attempt: dict[str, Fraction] | None) -> str | None:
-    """§7.3 step 3: None when ``consumed`` fits next to what is already used; else a reason."""
+                  attempt: dict[str, Fraction] | None) -> Reason | None:
+    """§7.3 step 3: None when ``consumed`` fits next to what is already used; else the reason."""
     for full, status, spec in device.caps:
         total = consumed[full][0]
         if allocated:
@@ -203,7 +205,7 @@ def remaining_fit(device: Device, consumed: Consumed, allocated: dict[str, Fract
         if attempt:
             total += attempt.get(full, 0)
         if total > spec.value:
-            return f"capacity {status} of {device.name} exhausted"
+            return Reason(Code.CAPACITY_EXHAUSTED, device=device.name, capacity=status)
     return None
 
 

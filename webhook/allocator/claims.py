@@ -1,8 +1,8 @@
 """Claims as the search sees them, and the per-claim checks done before the search (§6.1).
 
-Pure. ``parse_claim`` turns a raw ResourceClaim into ``Claim`` or raises ``AllocError`` with the
-upstream message ("claim NS/NAME, request R: ..."). CEL selectors are compiled here (cached by
-``webhook.cel``), so a compile error is reported once, before any device is looked at.
+Pure. ``parse_claim`` turns a raw ResourceClaim into ``Claim`` or raises ``AllocError`` carrying a
+fatal ``Reason`` (worded "claim NS/NAME, request R: ..." as upstream words it). CEL selectors are
+compiled here (cached by ``webhook.cel``), so a compile error is reported once, before any device is looked at.
 """
 
 from __future__ import annotations
@@ -10,29 +10,59 @@ from __future__ import annotations
 from typing import Any
 
 from webhook.allocator.model import DeviceClassInfo, Model, _d, _l, _s
-from webhook.gates import FeatureGates
+from webhook.allocator.reasons import Reason, fatal, text
+from webhook.gates import FeatureGates, Gate
 
-MAX_DEVICES_PER_CLAIM = 32
+DEVICES_PER_CLAIM_MAX = 32
 EXACT, ALL = "ExactCount", "All"
 
 
 class AllocError(Exception):
-    """A fatal outcome: the scheduler aborts the attempt with this message (§10)."""
+    """A fatal outcome: the scheduler aborts the attempt (§10). ``reason`` says why."""
 
-    def __init__(self, message: str, kind: str = "error") -> None:
-        super().__init__(message)
-        self.kind = kind
+    def __init__(self, reason: Reason) -> None:
+        super().__init__(text(reason))
+        self.reason = reason
+
+
+class BudgetExceeded(Exception):
+    """The step budget or the deadline ran out; ``steps`` were taken."""
+
+    def __init__(self, steps: int, why: str) -> None:
+        super().__init__(f"the check was cut short after {steps} steps ({why})")
+        self.steps = steps
+        self.why = why
 
 
 class Selector:
-    """A compiled CEL selector plus where it came from (for cache keys and messages)."""
+    """A compiled CEL selector plus where it came from (cache keys and messages).
 
-    __slots__ = ("expr", "compiled", "where")
+    ``cls`` is the DeviceClass name for a class selector ("" for a request selector); ``claim``
+    and ``request`` are set for request selectors only (a class is shared by requests).
+    """
 
-    def __init__(self, expr: str, compiled: Any, where: str) -> None:
+    __slots__ = ("expr", "compiled", "cls", "index", "claim", "request")
+
+    def __init__(self, expr: str, compiled: Any, cls: str, index: int, claim: str = "",
+                 request: str = "") -> None:
         self.expr = expr
         self.compiled = compiled
-        self.where = where
+        self.cls = cls
+        self.index = index
+        self.claim = claim
+        self.request = request
+
+    def label(self) -> str:
+        """``class C: selector #i`` or ``selector #i`` (the prefix of an error about it)."""
+        return f"class {self.cls}: selector #{self.index}" if self.cls else f"selector #{self.index}"
+
+    def name(self) -> str:
+        """``class C selector #i`` or ``request selector #i`` (which selector said no)."""
+        return f"class {self.cls} selector #{self.index}" if self.cls else f"request selector #{self.index}"
+
+    def error(self, detail: str) -> AllocError:
+        """A fatal error about this selector (compile or runtime)."""
+        return AllocError(fatal(f"{self.label()}: {detail}", self.claim, self.request))
 
 
 class Leaf:
@@ -91,60 +121,58 @@ class Claim:
         self.raw = raw
 
 
-def _compile(expr: str, where: str) -> Selector:
-    try:
-        from webhook.cel import CelCompileError, compile_selector
-    except ImportError as e:  # the CEL package is part of this project; missing means broken install
-        raise AllocError(f"{where}: CEL support unavailable: {e}") from None
-    try:
-        return Selector(expr, compile_selector(expr), where)
-    except CelCompileError as e:
-        raise AllocError(f"{where}: CEL compile error: {e}") from None
+def _selectors(raw: Any, cls: str, claim: str = "", request: str = "") -> tuple[Selector, ...]:
+    """The compiled selectors of a class (``cls``) or of a request (``claim``, ``request``)."""
+    from webhook.cel import CelCompileError, compile_selector
 
-
-def _selectors(raw: Any, where: str) -> tuple[Selector, ...]:
     out = []
     for i, s in enumerate(_l(raw)):
         expr = _d(_d(s).get("cel")).get("expression")
-        if not isinstance(expr, str) or not expr:
-            raise AllocError(f"{where}: selector #{i}: CEL expression empty (unsupported selector type?)")
-        out.append(_compile(expr, f"{where}: selector #{i}"))
+        sel = Selector(expr if isinstance(expr, str) else "", None, cls, i, claim, request)
+        if not sel.expr:
+            raise sel.error("CEL expression empty (unsupported selector type?)")
+        try:
+            sel.compiled = compile_selector(sel.expr)
+        except CelCompileError as e:
+            raise sel.error(f"CEL compile error: {e}") from None
+        out.append(sel)
     return tuple(out)
 
 
 def _leaf(body: dict[str, Any], name: str, parent: str, label: str, model: Model,
           gates: FeatureGates) -> Leaf:
-    where = f"claim {label}, request {name}"
+    def error(detail: str) -> AllocError:
+        return AllocError(fatal(detail, label, name))
+
     leaf = Leaf()
     leaf.name, leaf.parent = name, parent
-    if "adminAccess" in body and body["adminAccess"] is not None and not gates.enabled("DRAAdminAccess"):
-        raise AllocError(f"{where}: admin access is requested, but the feature is disabled")
+    if "adminAccess" in body and body["adminAccess"] is not None and not gates.enabled(Gate.DRA_ADMIN_ACCESS):
+        raise error("admin access is requested, but the feature is disabled")
     leaf.admin = body.get("adminAccess") is True
     if body.get("capacity") is not None:
-        if not gates.enabled("DRAConsumableCapacity"):
-            raise AllocError(f"{where}: has capacity requests, but the DRAConsumableCapacity feature "
-                             "is disabled")
+        if not gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY):
+            raise error("has capacity requests, but the DRAConsumableCapacity feature is disabled")
         leaf.capacity = body["capacity"]
     cls_name = body.get("deviceClassName")
     if not isinstance(cls_name, str) or not cls_name:
-        raise AllocError(f"{where}: missing device class name (unsupported request type?)")
+        raise error("missing device class name (unsupported request type?)")
     cls = model.classes.get(cls_name)
     if cls is None:
-        raise AllocError(f"{where}: could not retrieve device class {cls_name}: "
-                         f"deviceclass.resource.k8s.io \"{cls_name}\" not found")
+        raise error(f"could not retrieve device class {cls_name}: "
+                    f"deviceclass.resource.k8s.io \"{cls_name}\" not found")
     leaf.cls = cls
-    leaf.class_selectors = _selectors(cls.selectors, f"class {cls_name}")
-    leaf.selectors = _selectors(body.get("selectors"), where)
+    leaf.class_selectors = _selectors(cls.selectors, cls_name)
+    leaf.selectors = _selectors(body.get("selectors"), "", label, name)
     mode = body.get("allocationMode", EXACT)
     if mode in (None, ""):
         mode = EXACT
     if mode not in (EXACT, ALL):
-        raise AllocError(f"{where}: unsupported count mode {mode}")
+        raise error(f"unsupported count mode {mode}")
     leaf.mode = mode
     count = body.get("count", 1)
     leaf.count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
     tols = []
-    if gates.enabled("DRADeviceTaints"):
+    if gates.enabled(Gate.DRA_DEVICE_TAINTS):
         for t in _l(body.get("tolerations")):
             t = _d(t)
             tols.append((_s(t.get("key")), _s(t.get("operator")) or "Equal", _s(t.get("value")),
@@ -172,13 +200,13 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
         r = _d(r)
         name = _s(r.get("name"))
         if isinstance(r.get("firstAvailable"), list) and r.get("exactly") is None:
-            if not gates.enabled("DRAPrioritizedList"):
-                raise AllocError(f"claim {label}, request {name}: has subrequests, but the "
-                                 "DRAPrioritizedList feature is disabled")
+            if not gates.enabled(Gate.DRA_PRIORITIZED_LIST):
+                raise AllocError(fatal("has subrequests, but the DRAPrioritizedList feature is disabled",
+                                       label, name))
             subs = tuple(_leaf(_d(s), f"{name}/{_s(_d(s).get('name'))}", name, label, model, gates)
                          for s in r["firstAvailable"])
             if not subs:
-                raise AllocError(f"claim {label}, request {name}: firstAvailable is empty")
+                raise AllocError(fatal("firstAvailable is empty", label, name))
             lower_bound += min(s.count if s.mode == EXACT else 0 for s in subs)
             reqs.append(Request(name, None, subs))
         elif isinstance(r.get("exactly"), dict):
@@ -186,11 +214,10 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
             lower_bound += leaf.count if leaf.mode == EXACT else 0
             reqs.append(Request(name, leaf, ()))
         else:
-            raise AllocError(f"claim {label}, request {name}: unsupported request type "
-                             "(neither exactly nor firstAvailable)")
-    if lower_bound > MAX_DEVICES_PER_CLAIM:
-        raise AllocError(f"claim {label}: number of requested devices {lower_bound} exceeds the claim "
-                         f"limit of {MAX_DEVICES_PER_CLAIM}")
+            raise AllocError(fatal("unsupported request type (neither exactly nor firstAvailable)",
+                                   label, name))
+    if lower_bound > DEVICES_PER_CLAIM_MAX:
+        raise too_many_devices(label, lower_bound)
     cons: list[Constraint] = []
     for i, c in enumerate(_l(devices.get("constraints"))):
         c = _d(c)
@@ -200,6 +227,12 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
         elif isinstance(c.get("distinctAttribute"), str) and c["distinctAttribute"]:
             cons.append(Constraint("distinctAttribute", c["distinctAttribute"], names))
         else:
-            raise AllocError(f"claim {label}, constraint #{i}: empty constraint (unsupported "
-                             "constraint type?)")
+            raise AllocError(fatal(f"claim {label}, constraint #{i}: empty constraint (unsupported "
+                                   "constraint type?)"))
     return Claim(label, _s(meta.get("namespace")), _s(meta.get("name")), tuple(reqs), tuple(cons), raw)
+
+
+def too_many_devices(label: str, total: int) -> AllocError:
+    """§6.1: a claim asking for more than 32 devices."""
+    return AllocError(fatal(f"number of requested devices {total} exceeds the claim limit of "
+                            f"{DEVICES_PER_CLAIM_MAX}", label))

@@ -13,7 +13,8 @@ from typing import Any
 
 from webhook.allocator.claims import Claim, Constraint, Leaf
 from webhook.allocator.model import Device
-from webhook.gates import FeatureGates
+from webhook.allocator.reasons import Code, Reason
+from webhook.gates import FeatureGates, Gate
 
 _SCALARS = ("int", "bool", "string", "version")
 _LISTS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
@@ -62,11 +63,11 @@ class ConstraintState:
 
     def __init__(self, claim: Claim, gates: FeatureGates) -> None:
         self.constraints: tuple[Constraint, ...] = claim.constraints
-        self.lists = gates.enabled("DRAListTypeAttributes")
-        self.distinct_on = gates.enabled("DRAConsumableCapacity")
+        self.lists = gates.enabled(Gate.DRA_LIST_TYPE_ATTRIBUTES)
+        self.distinct_on = gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY)
         self.seen: list[list[Value]] = [[] for _ in claim.constraints]
 
-    def add(self, leaf: Leaf, dev: Device, undo: list[Callable[[], None]]) -> str | None:
+    def add(self, leaf: Leaf, dev: Device, undo: list[Callable[[], None]]) -> Reason | None:
         """Admit ``dev`` for ``leaf`` under every constraint in scope, or say which one fails."""
         pushed: list[list[Value]] = []
         for c, seen in zip(self.constraints, self.seen, strict=True):
@@ -75,31 +76,31 @@ class ConstraintState:
             if c.kind == "distinctAttribute" and not self.distinct_on:
                 continue
             val = attribute_value(dev, c.attribute, self.lists)
-            why = None
+            why: Code | None = None
             if val is None:
-                why = f"{c.kind} {c.attribute}: attribute missing on {dev.name}"
+                why = Code.CONSTRAINT_MISSING
             elif c.kind == "matchAttribute":
                 for other in seen:
                     if other[0] != val[0] or not (other[1] & val[1]):
-                        why = f"{c.kind} {c.attribute} not satisfied by {dev.name}"
+                        why = Code.CONSTRAINT_UNSATISFIED
                         break
                 if why is None and seen and self.lists:
                     running = seen[0][1]
                     for other in seen[1:]:
                         running = running & other[1]
                     if not running & val[1]:
-                        why = f"{c.kind} {c.attribute} not satisfied by {dev.name}"
+                        why = Code.CONSTRAINT_UNSATISFIED
                 if why is None and seen and not self.lists and seen[0] != val:
-                    why = f"{c.kind} {c.attribute} not satisfied by {dev.name}"
+                    why = Code.CONSTRAINT_UNSATISFIED
             else:
                 for other in seen:
                     if other[0] == val[0] and other[1] & val[1]:
-                        why = f"{c.kind} {c.attribute} not satisfied by {dev.name}"
+                        why = Code.CONSTRAINT_UNSATISFIED
                         break
             if why is not None:
                 for s in pushed:
                     s.pop()
-                return why
+                return Reason(why, constraint=c.kind, attribute=c.attribute, device=dev.name)
             assert val is not None  # a missing value always sets ``why``
             seen.append(val)
             pushed.append(seen)

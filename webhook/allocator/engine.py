@@ -12,17 +12,25 @@ from collections.abc import Callable
 from typing import Any
 
 from webhook.allocator.capacity import CapacityError, consumed_capacity
-from webhook.allocator.claims import AllocError, Claim, Leaf, _leaf, claim_label, parse_claim
+from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, _leaf, claim_label, parse_claim
+from webhook.allocator.fit import selector_matches
 from webhook.allocator.model import Device, Model, NodeInfo, _d
 from webhook.allocator.nodesel import parse_node_selector
-from webhook.allocator.search import BudgetExceeded, DeviceResult, Search, selector_matches
+from webhook.allocator.pools import Pool
+from webhook.allocator.reasons import Code, Reason, fatal, full, note, rank, text
+from webhook.allocator.search import DeviceResult, Search
+from webhook.gates import Gate
 
 JOINT, PER_CLAIM = "joint", "per-pod"
 OK, UNSATISFIABLE, INVALID_POOL, ERROR, CUT_SHORT = "ok", "unsatisfiable", "invalid-pool", "error", "cut-short"
 
 
 class Outcome:
-    """The answer for a set of claims. ``results[i]`` belongs to ``claims[i]`` when feasible."""
+    """The answer for a set of claims. ``results[i]`` belongs to ``claims[i]`` when feasible.
+
+    ``reasons`` are data (``reasons.Reason``), most useful first after ``ranked()``; ``summary``
+    is the one-line verdict of an infeasible outcome. Both are worded by ``reasons.full``.
+    """
 
     def __init__(self) -> None:
         self.feasible = False
@@ -31,33 +39,28 @@ class Outcome:
         self.labels: list[str] = []
         self.results: list[list[DeviceResult]] = []
         self.kind = UNSATISFIABLE
-        self.message = ""
-        self.reasons: list[tuple[int, str]] = []   # (rank, "node: reason"), best first after sort
+        self.summary: Reason | None = None
+        self.reasons: list[Reason] = []
         self.steps = 0
         self.nodes_tried = 0
 
+    @property
+    def message(self) -> str:
+        """The summary, worded ("" when feasible)."""
+        return full(self.summary) if self.summary is not None else ""
+
+    def ranked(self) -> list[Reason]:
+        """The reasons, most useful first (stable within a rank)."""
+        return sorted(self.reasons, key=rank)
+
     def reason_texts(self) -> list[str]:
-        return [r for _, r in sorted(self.reasons, key=lambda x: x[0])]
+        return [full(r) for r in self.ranked()]
 
     def allocations(self) -> list[dict[str, Any]]:
         if not self.feasible:
             return []
         return [{"claim": label, "results": [r.as_dict() for r in res]}
                 for label, res in zip(self.labels, self.results, strict=True)]
-
-
-def rank(reason: str) -> int:
-    """Most useful first: capacity-like exhaustion beats "in use" beats "selector false"."""
-    for n, words in enumerate((("cut short", "CEL", "could not", "exceeds the claim", "asks for all",
-                                "unsupported", "disabled", "missing device class", "empty"),
-                               ("exhausted", "intersection empty", "violates", "exceeds", "constraint",
-                                "not tolerated", "has no capacity"),
-                               ("in use", "incomplete", "needs ", "invalid", "not available", "limit",
-                                "counters (", "node operations"),
-                               ("selector false", "no device matches"))):
-        if any(w in reason for w in words):
-            return n
-    return 4
 
 
 def _allocated_claim_fits(raw: dict[str, Any], node: NodeInfo) -> bool:
@@ -82,56 +85,67 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
     try:
         claims = [parse_claim(raw, model) for raw in pending]
     except AllocError as e:
-        out.kind, out.message = ERROR, str(e)
-        out.reasons.append((0, str(e)))
+        out.kind, out.summary = ERROR, e.reason
+        out.reasons.append(e.reason)
         return out
     out.claims = claims
     out.labels = [c.label for c in claims]
     names = [node] if node is not None else list(model.nodes)
     if not names:
-        out.message = "no nodes in the cluster state"
-        out.reasons.append((4, out.message))
+        out.summary = Reason(Code.NO_NODES)
+        out.reasons.append(out.summary)
         return out
-    errors: list[str] = []
     for name in names:
-        n = model.node(name)
-        out.nodes_tried += 1
-        if not all(_allocated_claim_fits(raw, n) for raw in fixed):
-            bad = next(claim_label(r) for r in fixed if not _allocated_claim_fits(r, n))
-            out.reasons.append((2, f"{name}: resourceclaim {bad} not available on the node"))
-            continue
-        budget = max_steps - out.steps
-        try:
-            ok, results, why, steps = _on_node(model, n, claims, mode, budget, deadline, clock)
-        except BudgetExceeded as e:
-            out.steps += e.steps
-            out.kind = CUT_SHORT
-            out.message = f"the check was cut short after {out.steps} steps ({e.why})"
-            out.reasons.insert(0, (0, out.message))
+        if _try_node(out, model, name, claims, fixed, mode, max_steps, deadline, clock):
             return out
-        except AllocError as e:
-            errors.append(f"{name}: {e}")
-            out.reasons.append((0, f"{name}: {e}"))
-            continue
-        out.steps += steps
-        if ok:
-            out.feasible, out.node, out.results, out.kind = True, name, results, OK
-            out.message = ""
-            return out
-        for r in why:
-            out.reasons.append((rank(r), f"{name}: {r}"))
-    if errors:
-        out.kind, out.message = ERROR, errors[0]
-    elif any("invalid resource pools" in r for _, r in out.reasons):
-        out.kind, out.message = INVALID_POOL, "invalid resource pools were encountered"
-    else:
-        out.kind, out.message = UNSATISFIABLE, "cannot allocate all claims"
+    _conclude(out)
     return out
+
+
+def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed: list[dict[str, Any]],
+              mode: str, max_steps: int, deadline: float | None, clock: Callable[[], float]) -> bool:
+    """Search one node; True when that ends the call (feasible there, or out of budget)."""
+    n = model.node(name)
+    out.nodes_tried += 1
+    bad = next((claim_label(r) for r in fixed if not _allocated_claim_fits(r, n)), None)
+    if bad is not None:
+        out.reasons.append(Reason(Code.CLAIM_NOT_ON_NODE, node=name, claim=bad))
+        return False
+    try:
+        with _cel_deadline(deadline):  # CEL evaluations stop at the deadline too
+            ok, results, why, steps = _on_node(model, n, claims, mode, max_steps - out.steps, deadline, clock)
+    except BudgetExceeded as e:
+        out.steps += e.steps
+        out.kind = CUT_SHORT
+        out.summary = Reason(Code.CUT_SHORT, number=out.steps, detail=e.why)
+        out.reasons.insert(0, out.summary)
+        return True
+    except AllocError as e:
+        out.reasons.append(e.reason._replace(node=name))
+        return False
+    out.steps += steps
+    if ok:
+        out.feasible, out.node, out.results, out.kind = True, name, results, OK
+        out.summary = None
+        return True
+    out.reasons.extend(r._replace(node=name) for r in why)
+    return False
+
+
+def _conclude(out: Outcome) -> None:
+    """Kind and summary of an outcome no node could satisfy."""
+    errors = [r for r in out.reasons if r.code == Code.FATAL and r.node]
+    if errors:
+        out.kind, out.summary = ERROR, errors[0]
+    elif any(r.code == Code.POOL_INVALID for r in out.reasons):
+        out.kind, out.summary = INVALID_POOL, Reason(Code.POOL_INVALID)
+    else:
+        out.kind, out.summary = UNSATISFIABLE, Reason(Code.NO_ALLOCATION)
 
 
 def _on_node(model: Model, node: NodeInfo, claims: list[Claim], mode: str, budget: int,
              deadline: float | None, clock: Callable[[], float]
-             ) -> tuple[bool, list[list[DeviceResult]], list[str], int]:
+             ) -> tuple[bool, list[list[DeviceResult]], list[Reason], int]:
     """(success, results per claim, reasons, steps) for one node. Raises AllocError/BudgetExceeded."""
     if mode != PER_CLAIM or len(claims) <= 1:
         s = Search(model, node, claims, model.allocated, max_steps=budget, deadline=deadline, clock=clock)
@@ -159,56 +173,75 @@ def _as_status(r: DeviceResult) -> dict[str, Any]:
     return d
 
 
-def _why(s: Search) -> list[str]:
-    reasons = sorted(s.reasons.items(), key=lambda kv: (rank(kv[0]), -kv[1], kv[0]))
-    out = [f"{r} for {n} devices" if r.endswith("selector false") and n > 1 else r
-           for r, n in reasons[:3]]
-    for p in s.pools:
-        if p.incomplete:
-            out.append(f"pool {p.label()} incomplete")
-    if s.invalid_pools():
-        p = s.invalid_pools()[0]
-        out.append(f"invalid resource pools were encountered: {p.label()}: {p.invalid_reason}")
-    if not out:
-        out.append("cannot allocate all claims")
-    return out
+def _why(s: Search) -> list[Reason]:
+    """The three most useful reasons of a failed search (most frequent first within a rank),
+    then the pool defects, or "cannot allocate all claims" when there is nothing to say."""
+    reasons = sorted(s.reasons.items(), key=lambda kv: (rank(kv[0]), -kv[1], text(kv[0])))
+    out = [r._replace(number=n) if r.code == Code.SELECTOR_FALSE else r for r, n in reasons[:3]]
+    out += [Reason(Code.POOL_INCOMPLETE, pool=p.label()) for p in s.pools if p.incomplete and _relevant(s, p)]
+    invalid = [p for p in s.invalid_pools() if _relevant(s, p)]
+    if invalid:
+        out.append(Reason(Code.POOL_INVALID, pool=invalid[0].label(), detail=invalid[0].invalid_reason))
+    return out or [Reason(Code.NO_ALLOCATION)]
 
 
-OUT_OF_TIME = "deadline reached before every device was checked"
+def _relevant(s: Search, pool: Pool) -> bool:
+    """Whether some request of the search could select a device the pool publishes (in any of
+    its slices, gate-filtered or not): reasons never name pools a request could not use."""
+    leaves = [leaf for c in s.claims for r in c.requests
+              for leaf in ((r.leaf,) if r.leaf is not None else r.subrequests)]
+    key = (pool.driver, pool.name)
+    return any(s.could_select(leaf, d) for sl in s.model.all_slices if sl.pool_key() == key
+               for d in sl.devices for leaf in leaves)
 
 
-def eligible_devices(request: dict[str, Any], model: Model, deadline: float | None = None) -> list[Device] | str:
+OUT_OF_TIME = note("deadline reached before every device was checked")
+
+
+def eligible_devices(request: dict[str, Any], model: Model,
+                     deadline: float | None = None) -> list[Device] | Reason:
     """Devices anywhere in the model that could serve ``request`` if nothing were in use.
 
     ``request`` is an ``exactly`` body or a subrequest (deviceClassName, selectors, capacity).
     Checks class and request selectors, binding-condition gates and the static capacity fit;
-    ignores nodes, pools' completeness and current usage. Returns a reason string on a fatal
+    ignores nodes, pools' completeness and current usage. Returns the reason on a fatal
     problem (unknown class, CEL error) and ``OUT_OF_TIME`` when ``deadline`` (a
     ``time.monotonic()`` value) passes first: selectors are CEL and can be slow.
     """
     try:
         leaf: Leaf = _leaf(request, "request", "request", "eligibility", model, model.gates)
     except AllocError as e:
-        return str(e)
-    binding_on = model.gates.enabled("DRADeviceBindingConditions") and model.gates.enabled(
-        "DRAResourceClaimDeviceStatus")
-    cc = model.gates.enabled("DRAConsumableCapacity")
+        return e.reason
+    binding_on = model.gates.enabled(Gate.DRA_DEVICE_BINDING_CONDITIONS) and model.gates.enabled(
+        Gate.DRA_RESOURCE_CLAIM_DEVICE_STATUS)
+    cc = model.gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY)
     out = []
     try:
-        for sl in model.slices:
-            for d in sl.devices:
-                if deadline is not None and time.monotonic() > deadline:
-                    return OUT_OF_TIME
-                if d.binding and not binding_on:
-                    continue
-                if not all(selector_matches(model, s, d) for s in leaf.class_selectors + leaf.selectors):
-                    continue
-                if cc and isinstance(consumed_capacity(d, leaf.capacity, model.gates), str):
-                    continue
-                out.append(d)
-    except (AllocError, CapacityError) as e:
-        return str(e)
+        with _cel_deadline(deadline):  # CEL evaluations stop at the deadline too
+            for sl in model.slices:
+                for d in sl.devices:
+                    if deadline is not None and time.monotonic() > deadline:
+                        return OUT_OF_TIME
+                    if d.binding and not binding_on:
+                        continue
+                    if not all(selector_matches(model, s, d) for s in leaf.class_selectors + leaf.selectors):
+                        continue
+                    if cc and isinstance(consumed_capacity(d, leaf.capacity, model.gates), Reason):
+                        continue
+                    out.append(d)
+    except BudgetExceeded:  # a CEL evaluation reached the deadline
+        return OUT_OF_TIME
+    except AllocError as e:
+        return e.reason
+    except CapacityError as e:
+        return fatal(str(e))
     return out
+
+
+def _cel_deadline(deadline: float | None) -> Any:
+    """``webhook.cel.deadline_scope``, imported when first needed like the rest of CEL here."""
+    from webhook.cel import deadline_scope
+    return deadline_scope(deadline)
 
 
 def claims_from_template(tpl: dict[str, Any], name: str | None = None) -> dict[str, Any]:

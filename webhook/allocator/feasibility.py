@@ -9,70 +9,55 @@ gangs today (#138765), and a warning says so when only the joint search succeeds
 
 from __future__ import annotations
 
-import copy
-import re
 from typing import Any
 
 from webhook.allocator.engine import CUT_SHORT, JOINT, PER_CLAIM, Outcome, allocate, claims_from_template
 from webhook.allocator.model import _d, _l, model_for
+from webhook.allocator.reasons import Reason, body, warning
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
 
-MAX_WARNING = 120
-MAX_WARNINGS = 3
+WARNINGS_MAX = 3
+"""Feasibility adds at most this many warnings (the most useful reasons first)."""
+WARNING_LENGTH_MAX = 120
+"""The apiserver's guidance for one warning; ours are worded to fit it."""
 PREFIX = "feasibility: "
-
-
-def default_claim(raw: dict[str, Any]) -> dict[str, Any]:
-    """A copy with the apiserver defaults the allocator relies on (allocationMode, count)."""
-    try:
-        from webhook.rules import resourceclaim
-        out = resourceclaim.apply_defaults(raw)
-        if isinstance(out, dict):
-            return out
-    except Exception:  # noqa: BLE001 - the rules module is optional here; fall back to our own
-        pass
-    out = copy.deepcopy(raw)
-    for r in _l(_d(_d(out.get("spec")).get("devices")).get("requests")):
-        if not isinstance(r, dict):
-            continue
-        bodies = [r.get("exactly")] + _l(r.get("firstAvailable"))
-        for b in bodies:
-            if isinstance(b, dict):
-                b.setdefault("allocationMode", "ExactCount")
-                if b.get("allocationMode") == "ExactCount":
-                    b.setdefault("count", 1)
-                for t in _l(b.get("tolerations")):
-                    if isinstance(t, dict):
-                        t.setdefault("operator", "Equal")
-    return out
 
 
 def claims_for(obj: dict[str, Any], snapshot: ClusterSnapshot,
                extra: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """The (defaulted) claims an object asks for, plus notes about references not found.
+    """The claims an object asks for, plus notes about references not found.
 
-    ``extra`` objects (e.g. other documents of a ``simulate`` input) are searched before the state.
+    The one place that knows how claims derive from a ResourceClaim, a ResourceClaimTemplate or
+    a PodGroup. Claims are used as given: the caller applies the apiserver's defaults to objects
+    it reads from files (objects from the apiserver already carry them); the search reads an
+    absent ``allocationMode``/``count`` as ExactCount/1 anyway. ``extra`` objects (e.g. other
+    documents of a ``simulate`` input) are searched before the state.
     """
     kind = obj.get("kind")
-    meta = _d(obj.get("metadata"))
-    ns = meta.get("namespace") or "default"
     if kind == "ResourceClaim":
-        return [default_claim(obj)], []
+        return [obj], []
     if kind == "ResourceClaimTemplate":
-        return [default_claim(claims_from_template(obj))], []
+        return [claims_from_template(obj)], []
     if kind != "PodGroup":
         return [], [f"kind {kind} has no claims"]
-    claims: list[dict[str, Any]] = []
-    notes: list[str] = []
+    return _podgroup_claims(obj, snapshot, extra or [])
+
+
+def _podgroup_claims(obj: dict[str, Any], snapshot: ClusterSnapshot,
+                     extra: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    meta = _d(obj.get("metadata"))
+    ns = meta.get("namespace") or "default"
 
     def find(k: str, name: Any) -> dict[str, Any] | None:
-        for o in extra or ():
+        for o in extra:
             m = _d(o.get("metadata"))
             if o.get("kind") == k and m.get("name") == name and (m.get("namespace") or "default") == ns:
                 return o
         return snapshot.find(k, name, ns) if isinstance(name, str) else None
 
+    claims: list[dict[str, Any]] = []
+    notes: list[str] = []
     for i, entry in enumerate(_l(_d(obj.get("spec")).get("resourceClaims"))):
         entry = _d(entry)
         if entry.get("resourceClaimName"):
@@ -80,78 +65,127 @@ def claims_for(obj: dict[str, Any], snapshot: ClusterSnapshot,
             if found is None:
                 notes.append(f"claim {ns}/{entry['resourceClaimName']} not found")
             else:
-                claims.append(default_claim(found))
+                claims.append(found)
         elif entry.get("resourceClaimTemplateName"):
             tpl = find("ResourceClaimTemplate", entry["resourceClaimTemplateName"])
             if tpl is None:
                 notes.append(f"template {ns}/{entry['resourceClaimTemplateName']} not found")
             else:
                 name = f"{meta.get('name', 'podgroup')}-{entry.get('name') or i}"
-                claims.append(default_claim(claims_from_template(tpl, name)))
+                claims.append(claims_from_template(tpl, name))
     return claims, notes
 
 
-_REASON = re.compile(r"^(?P<node>[^: ]+): (?:claim (?P<claim>\S+) request (?P<req>\S+): )?(?P<text>.*)$")
+def subject(obj: Any) -> str | None:
+    """What a feasibility warning is about ("claim x"), or None for an object without claims."""
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    name = _name(obj)
+    return {"ResourceClaim": f"claim {name}", "ResourceClaimTemplate": f"claims from template {name}",
+            "PodGroup": f"the claims of PodGroup {name}"}.get(str(kind))
 
 
-def describe(reason: str) -> str:
-    """``worker-1: claim ns/c request r: X`` → ``X on worker-1``."""
-    m = _REASON.match(reason)
-    if not m:
-        return reason
-    return f"{m['text']} on {m['node']}"
+def _name(obj: Any) -> str:
+    meta = _d(obj.get("metadata")) if isinstance(obj, dict) else {}
+    return str(meta.get("name") or meta.get("generateName") or "?")
 
 
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_WARNING else text[: MAX_WARNING - 1] + "…"
-
-
-def warnings_for(outcome: Outcome, subject: str) -> list[str]:
-    """Warnings for an outcome: [] when feasible."""
+def warnings_for(outcome: Outcome, about: str) -> list[str]:
+    """Warnings for an outcome: [] when feasible. Each fits ``WARNING_LENGTH_MAX`` by its wording."""
     if outcome.feasible:
         return []
     if outcome.kind == CUT_SHORT:
-        return [_clip(f"{PREFIX}{outcome.message}; could not confirm that {subject} can be allocated")]
-    texts = outcome.reason_texts()
-    first = describe(texts[0]) if texts else outcome.message
-    out = [_clip(f"{PREFIX}no node can allocate {subject}: {first}")]
-    for t in texts[1:MAX_WARNINGS]:
-        out.append(_clip(f"{PREFIX}{describe(t)}"))
-    return out
+        return [f"{PREFIX}{outcome.message}; could not confirm that {about} can be allocated"]
+    ranked = outcome.ranked()
+    if not ranked:
+        return [f"{PREFIX}no node can allocate {about}: {outcome.message}"]
+    return [warning_line(ranked[0], about)] + [warning_line(r) for r in ranked[1:WARNINGS_MAX]]
+
+
+def warning_line(r: Reason, about: str = "") -> str:
+    """One feasibility warning for ``r``; with ``about`` the first one ("no node can allocate ...").
+
+    Request reasons name the claim, the request and its DeviceClass. Wordings from the fullest
+    to the tersest are tried (the node goes last: it is not a key fact); only when even the
+    tersest passes ``WARNING_LENGTH_MAX`` are the longest names shortened in the middle.
+    """
+    r = r._replace(claim=r.claim.rpartition("/")[2])
+    for tier in (0, 1, 2, 3) if about else (1, 2, 3):
+        line = _worded(r, about, tier)
+        if len(line) <= WARNING_LENGTH_MAX:
+            return line
+    return _squeezed(r, about)
+
+
+def _worded(r: Reason, about: str, tier: int) -> str:
+    """Tier 0: "no node can allocate <about>: ..."; 1: "claim C request R (class K): ... on N";
+    2: the same without the node; 3: "claim C/R (K): ..."."""
+    if not r.request:
+        return f"{PREFIX}no node can allocate {about}: {warning(r)}" if tier == 0 else f"{PREFIX}{warning(r)}"
+    named = r.selector.startswith("class ")  # the selector already names the class
+    who = f"request {r.request}" + (f" (class {r.device_class})" if r.device_class and not named else "")
+    what = body(r) + (f" on {r.node}" if r.node and tier < 2 else "")
+    if tier == 0:
+        return f"{PREFIX}no node can allocate {about}: {who}: {what}"
+    if tier == 3:
+        cls = f" ({r.device_class})" if r.device_class and not named else ""
+        return f"{PREFIX}claim {r.claim}/{r.request}{cls}: {what}"
+    return f"{PREFIX}claim {r.claim} {who}: {what}"
+
+
+_NAMES = ("claim", "device_class", "node", "device", "pool", "counter", "counter_set", "capacity",
+          "attribute", "request", "selector")
+
+
+def _squeezed(r: Reason, about: str) -> str:
+    """The tersest line with its longest names shortened in the middle until it fits."""
+    line = _worded(r, about, 3)
+    while len(line) > WARNING_LENGTH_MAX:
+        name = max(_NAMES, key=lambda f: len(getattr(r, f)))
+        value = getattr(r, name)
+        if len(value) <= 12:
+            break  # nothing left worth shortening; the response builder clips what remains
+        shorter: dict[str, Any] = {name: middle(value, max(12, len(value) - (len(line) - WARNING_LENGTH_MAX)))}
+        r = r._replace(**shorter)
+        line = _worded(r, about, 3)
+    return line
+
+
+def middle(name: str, n: int) -> str:
+    """``name`` in at most ``n`` characters: its start and end around ``...``."""
+    if len(name) <= n:
+        return name
+    keep = n - 3
+    return name[: (keep + 1) // 2] + "..." + name[len(name) - keep // 2:]
 
 
 def feasibility_warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGates, *,
                          deadline: float, max_steps: int) -> list[str]:
-    """Warnings for ResourceClaim, ResourceClaimTemplate and PodGroup objects; [] when feasible."""
+    """Warnings for ResourceClaim, ResourceClaimTemplate and PodGroup objects; [] when feasible.
+
+    Warnings are not shortened here: the response builder is the one place that clips them.
+    """
     try:
         return _warnings(obj, snapshot, gates, deadline, max_steps)
     except Exception as e:  # noqa: BLE001 - admission must never fail because of this check
-        return [_clip(f"{PREFIX}check failed: {type(e).__name__}: {e}")]
+        return [f"{PREFIX}check failed: {type(e).__name__}: {e}"]
 
 
 def _warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGates, deadline: float,
               max_steps: int) -> list[str]:
-    if not isinstance(obj, dict) or obj.get("kind") not in ("ResourceClaim", "ResourceClaimTemplate",
-                                                            "PodGroup"):
+    about = subject(obj)
+    if about is None or _d(_d(obj.get("status")).get("allocation")):
         return []
-    if _d(_d(obj.get("status")).get("allocation")):
-        return []
-    name = _d(obj.get("metadata")).get("name") or _d(obj.get("metadata")).get("generateName") or "?"
-    kind = obj["kind"]
-    subject = {"ResourceClaim": f"claim {name}", "ResourceClaimTemplate": f"claims from template {name}",
-               "PodGroup": f"the claims of PodGroup {name}"}[kind]
     claims, notes = claims_for(obj, snapshot)
-    out = [_clip(f"{PREFIX}{n} in the cluster state") for n in notes]
+    out = [f"{PREFIX}{n} in the cluster state" for n in notes]
     if not claims:
-        return out[:MAX_WARNINGS]
+        return out[:WARNINGS_MAX]
     model = model_for(snapshot, gates)
     outcome = allocate(claims, model, mode=JOINT, max_steps=max_steps, deadline=deadline)
-    out += warnings_for(outcome, subject)
-    if outcome.feasible and kind == "PodGroup" and len(claims) > 1:
+    out += warnings_for(outcome, about)
+    if outcome.feasible and obj.get("kind") == "PodGroup" and len(claims) > 1:
         greedy = allocate(claims, model, mode=PER_CLAIM, max_steps=max_steps, deadline=deadline)
         if not greedy.feasible and greedy.kind != CUT_SHORT:
-            texts = greedy.reason_texts()
-            out.append(_clip(f"{PREFIX}claims of PodGroup {name} fit jointly but not one by one as the "
-                             f"scheduler allocates them: {describe(texts[0]) if texts else greedy.message}"))
-    return out[:MAX_WARNINGS]
+            ranked = greedy.ranked()
+            out.append(f"{PREFIX}claims of PodGroup {_name(obj)} fit jointly but not one by one as the "
+                       f"scheduler allocates them: {warning(ranked[0]) if ranked else greedy.message}")
+    return out[:WARNINGS_MAX]

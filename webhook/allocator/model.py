@@ -23,7 +23,7 @@ from fractions import Fraction
 from typing import Any
 
 from webhook.allocator.nodesel import NodeSelector, parse_node_selector
-from webhook.gates import FeatureGates
+from webhook.gates import FeatureGates, Gate
 from webhook.quantity import try_parse
 from webhook.state.base import ClusterSnapshot
 
@@ -269,7 +269,7 @@ class AllocatedState:
 
     def add_results(self, results: list[Any], gates: FeatureGates, claim_driver_caps: Any = None) -> None:
         """Fold allocation results (raw dicts of ``status.allocation.devices.results``) in."""
-        cc = gates.enabled("DRAConsumableCapacity")
+        cc = gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY)
         for r in results:
             if not isinstance(r, dict) or r.get("adminAccess") is True:
                 continue
@@ -352,8 +352,8 @@ class Model:
         self.snapshot_version = snapshot.version
         slices = convert_slices(snapshot.of("ResourceSlice"))
         self.all_slices = tuple(slices)
-        pd = gates.enabled("DRAPartitionableDevices")
-        cg = gates.enabled("DRADeviceCompatibilityGroups")
+        pd = gates.enabled(Gate.DRA_PARTITIONABLE_DEVICES)
+        cg = gates.enabled(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS)
         # §2.1 steps 2-3: gate-driven slice filters; what remains is all the search ever sees.
         kept: list[Slice] = []
         for sl in slices:
@@ -377,22 +377,7 @@ class Model:
             if isinstance(raw, dict):
                 dc = DeviceClassInfo(raw)
                 self.classes[dc.name] = dc
-        nodes: dict[str, NodeInfo] = {}
-        for raw in snapshot.of("Node"):
-            if isinstance(raw, dict):
-                meta = _d(raw.get("metadata"))
-                name = _s(meta.get("name"))
-                if name:
-                    labels = {k: v for k, v in _d(meta.get("labels")).items()
-                              if isinstance(k, str) and isinstance(v, str)}
-                    nodes[name] = NodeInfo(name, labels)
-        for sl in slices:  # a node only known from its slices still gets a chance
-            if sl.node_name and sl.node_name not in nodes:
-                nodes[sl.node_name] = NodeInfo(sl.node_name, {})
-            for d in sl.devices:
-                if d.node_name and d.node_name not in nodes:
-                    nodes[d.node_name] = NodeInfo(d.node_name, {})
-        self.nodes = dict(sorted(nodes.items()))
+        self.nodes = _nodes(snapshot, slices)
         self.allocated = AllocatedState()
         self.allocated_claims: dict[tuple[str, str], dict[str, Any]] = {}
         for raw in snapshot.of("ResourceClaim"):
@@ -404,22 +389,33 @@ class Model:
                 meta = _d(raw.get("metadata"))
                 self.allocated_claims[(_s(meta.get("namespace")), _s(meta.get("name")))] = raw
                 self.allocated.add_results(results, gates)
-        self._pools: dict[str, Any] = {}
+        self.pools_cache: dict[str, Any] = {}
+        """Gathered pools per node name (``pools.pools_for``)."""
         self.sel_cache: dict[Any, dict[int, Any]] = _SEL
         self.lock = threading.Lock()
 
     def node(self, name: str) -> NodeInfo:
         return self.nodes.get(name) or NodeInfo(name, {})
 
-    def pools_for(self, node: NodeInfo) -> Any:
-        """The gathered pools for a node (§2), cached per node name."""
-        got = self._pools.get(node.name)
-        if got is None:
-            from webhook.allocator.pools import gather_pools
-            got = gather_pools(self, node)
-            if len(self._pools) < 4096:
-                self._pools[node.name] = got
-        return got
+
+def _nodes(snapshot: ClusterSnapshot, slices: list[Slice]) -> dict[str, NodeInfo]:
+    """Nodes by name (sorted): the Node objects, plus nodes only known from slices and devices."""
+    nodes: dict[str, NodeInfo] = {}
+    for raw in snapshot.of("Node"):
+        if isinstance(raw, dict):
+            meta = _d(raw.get("metadata"))
+            name = _s(meta.get("name"))
+            if name:
+                labels = {k: v for k, v in _d(meta.get("labels")).items()
+                          if isinstance(k, str) and isinstance(v, str)}
+                nodes[name] = NodeInfo(name, labels)
+    for sl in slices:  # a node only known from its slices still gets a chance
+        if sl.node_name and sl.node_name not in nodes:
+            nodes[sl.node_name] = NodeInfo(sl.node_name, {})
+        for d in sl.devices:
+            if d.node_name and d.node_name not in nodes:
+                nodes[d.node_name] = NodeInfo(d.node_name, {})
+    return dict(sorted(nodes.items()))
 
 
 _CACHE: dict[tuple[int, int, str], tuple[weakref.ref[ClusterSnapshot], Model]] = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from webhook.allocator.model import Device, Model, NodeInfo, Slice
+from webhook.gates import Gate
 
 
 class Pool:
@@ -52,9 +53,19 @@ def slice_relevant(sl: Slice, node: NodeInfo) -> bool:
     return False
 
 
+def pools_for(model: Model, node: NodeInfo) -> list[Pool]:
+    """The gathered pools for a node (§2), cached in the model per node name."""
+    got: list[Pool] | None = model.pools_cache.get(node.name)
+    if got is None:
+        got = gather_pools(model, node)
+        if len(model.pools_cache) < 4096:
+            model.pools_cache[node.name] = got
+    return got
+
+
 def gather_pools(model: Model, node: NodeInfo) -> list[Pool]:
     """§2: the pools (sorted; binding-condition pools last) that can serve ``node``."""
-    pd = model.gates.enabled("DRAPartitionableDevices")
+    pd = model.gates.enabled(Gate.DRA_PARTITIONABLE_DEVICES)
     kept: dict[tuple[str, str], list[Slice]] = {}
     for sl in [*model.by_node.get(node.name, ()), *model.unnamed]:
         if not slice_relevant(sl, node):

@@ -7,7 +7,9 @@ permutations); a new request restarts at the first device. ``All`` requests take
 precomputed device list, in order. A candidate passes: in use → eligibility (bindings, class and
 request CEL selectors, cached per device × leaf) → capacity fit → ``_allocate_device``
 (PartitionableDevices gate, compatibility groups, counters, taints, constraints, mark in use,
-record capacity share). The first complete assignment is the answer.
+record capacity share). The first complete assignment is the answer. Counters and groups live in
+``pooluse.py``, pruning in ``prune.py``; failures are ``reasons.Reason`` values, noted where the
+search got furthest.
 
 Invariants. (1) Every mutation done for a candidate (counter tally, group state, constraint
 values, in-use marks, capacity shares, results) is pushed on one undo list and undone on
@@ -19,7 +21,7 @@ value minus allocated devices' consumption) >= consumed in this attempt. (3) Gro
 and every device tried (or evaluated for pruning) is one step, one more when it gets as far
 as counters, groups and constraints (so a step is a few µs); past ``max_steps`` or the
 monotonic ``deadline`` the search stops with ``BudgetExceeded`` — never a wrong answer.
-(6) Pruning (``_Prune``) only cuts subtrees that provably hold no solution and raise no error:
+(6) Pruning (``prune.py``) only cuts subtrees that provably hold no solution and raise no error:
 it is enabled for a leaf only after every candidate's eligibility and capacity were evaluated
 without a fatal error, and it bounds the devices still obtainable (statically usable devices
 after a position; with a bound matchAttribute, only those sharing its value). So the first
@@ -31,7 +33,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from bisect import bisect_left
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -43,23 +44,33 @@ from webhook.allocator.capacity import (
     remaining_fit,
     render_consumed,
 )
-from webhook.allocator.claims import ALL, MAX_DEVICES_PER_CLAIM, AllocError, Claim, Leaf, Selector
-from webhook.allocator.constraints import ConstraintState, Value, attribute_value
+from webhook.allocator.claims import (
+    ALL,
+    DEVICES_PER_CLAIM_MAX,
+    AllocError,
+    BudgetExceeded,
+    Claim,
+    Leaf,
+    Request,
+    Selector,
+    too_many_devices,
+)
+from webhook.allocator.constraints import ConstraintState
+from webhook.allocator.fit import selector_matches, untolerated_taint
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo
-from webhook.allocator.pools import Pool
+from webhook.allocator.pools import Pool, pools_for
+from webhook.allocator.pooluse import PoolUse, Undo
+from webhook.allocator.prune import SKIP, STOP, Pruner, Window
+from webhook.allocator.reasons import Code, Reason, fatal
+from webhook.gates import Gate
 
-_EMPTY, _ALL_EMPTY = "empty", "all-empty"
-_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
-
-
-class BudgetExceeded(Exception):
-    def __init__(self, steps: int, why: str) -> None:
-        super().__init__(f"the check was cut short after {steps} steps ({why})")
-        self.steps = steps
-        self.why = why
+BINDING = "binding"
+"""``_misfit``: a device with binding conditions while their gates are off."""
 
 
 class DeviceResult:
+    """One allocated device of a claim, as ``status.allocation.devices.results`` holds it."""
+
     __slots__ = ("request", "device", "admin", "consumed", "share_id")
 
     def __init__(self, request: str, device: Device, admin: bool, consumed: dict[str, str] | None,
@@ -80,26 +91,6 @@ class DeviceResult:
         return out
 
 
-def selector_matches(model: Model, sel: Selector, dev: Device) -> bool:
-    """Cached CEL evaluation; a runtime error is fatal for the attempt (§6.3)."""
-    cache = model.sel_cache.get(sel.expr)
-    if cache is None:
-        cache = model.sel_cache[sel.expr] = {}
-    got = cache.get(dev.uid)
-    if got is None:
-        from webhook.cel import CelRuntimeError
-        try:
-            got = bool(sel.compiled.matches(dev.view()))
-        except CelRuntimeError as e:
-            got = f"{sel.where}: CEL runtime error: {e}"
-        except Exception as e:  # an engine bug must not crash admission; report it as fatal
-            got = f"{sel.where}: CEL evaluation failed: {e}"
-        cache[dev.uid] = got
-    if isinstance(got, str):
-        raise AllocError(got)
-    return got
-
-
 class Search:
     """One allocation attempt: (node, claims, pools, allocated state, gates)."""
 
@@ -114,7 +105,7 @@ class Search:
         self.node = node
         self.claims = claims
         self.allocated = allocated
-        self.pools: list[Pool] = model.pools_for(node)
+        self.pools: list[Pool] = pools_for(model, node)
         self.flat: tuple[Device, ...] = tuple(d for p in self.pools for d in p.candidates)
         self.pool_of: dict[tuple[str, str], Pool] = {(p.driver, p.name): p for p in self.pools}
         self.max_steps = max_steps
@@ -122,83 +113,70 @@ class Search:
         self.clock = clock
         self.steps = 0
         g = self.gates
-        self.cc = g.enabled("DRAConsumableCapacity")
-        self.pd = g.enabled("DRAPartitionableDevices")
-        self.cg = g.enabled("DRADeviceCompatibilityGroups")
-        self.taints_on = g.enabled("DRADeviceTaints")
-        self.binding_on = g.enabled("DRADeviceBindingConditions") and g.enabled(
-            "DRAResourceClaimDeviceStatus")
+        self.cc = g.enabled(Gate.DRA_CONSUMABLE_CAPACITY)
+        self.pd = g.enabled(Gate.DRA_PARTITIONABLE_DEVICES)
+        self.cg = g.enabled(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS)
+        self.taints_on = g.enabled(Gate.DRA_DEVICE_TAINTS)
+        self.binding_on = g.enabled(Gate.DRA_DEVICE_BINDING_CONDITIONS) and g.enabled(
+            Gate.DRA_RESOURCE_CLAIM_DEVICE_STATUS)
+        self.node_ops = g.enabled(Gate.DRA_OPTIONAL_NODE_OPERATIONS)
         self.picked: set[tuple[str, str, str]] = set()          # non-shared picks (in use)
         self.claim_picked: list[set[tuple[str, str, str]]] = [set() for _ in claims]
         self.shares: dict[tuple[str, str, str], int] = {}
         self.share_capacity: dict[tuple[str, str, str], dict[str, Fraction]] = {}
-        self.available: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
-        self.tally: dict[tuple[str, str], dict[tuple[str, str], Any]] = {}
-        self.overdrawn: dict[tuple[str, str], bool] = {}
-        self.set_order: dict[tuple[str, str], dict[str, int]] = {}
-        self.groups: dict[tuple[str, str], dict[str, Any]] = {}
+        self.use = PoolUse(allocated)
         self.constraints = [ConstraintState(c, self.gates) for c in claims]
         self.results: list[list[DeviceResult]] = [[] for _ in claims]
-        self.eligible: dict[tuple[int, int], bool] = {}
-        self.consumed: dict[tuple[int, int], Consumed | str | CapacityError] = {}
+        self.misfits: dict[tuple[int, int], Selector | str | None] = {}
+        self.consumed: dict[tuple[int, int], Consumed | Reason | CapacityError] = {}
         self.all_sets: dict[int, list[Device]] = {}
-        self.node_ops = g.enabled("DRAOptionalNodeOperations")
-        self.prune: dict[int, _Prune | None] = {}     # id(leaf) -> info; None: pruning disabled
-        self.attr_pos: dict[str, dict[Value | None, list[int]]] = {}
-        self.whos: dict[int, str] = {}
+        self.pruner = Pruner(self)
         # Explanations: the reasons seen at the furthest point the search reached.
         self.frontier: tuple[int, ...] = ()
-        self.reasons: dict[str, int] = {}
+        self.reasons: dict[Reason, int] = {}
 
     # ---------------------------------------------------------------- entry point
     def run(self) -> bool:
         """True when every claim got devices (then ``results`` holds them)."""
-        for ci, claim in enumerate(self.claims):
-            total = 0
-            for req in claim.requests:
-                leaves = [req.leaf] if req.leaf is not None else list(req.subrequests)
-                counts = []
-                for leaf in leaves:
-                    if leaf.mode == ALL:
-                        counts.append(len(self._all_set(claim, leaf)))
-                    else:
-                        counts.append(leaf.count)
-                total += min(counts)
-            if total > MAX_DEVICES_PER_CLAIM:
-                raise AllocError(f"claim {claim.label}: number of requested devices {total} exceeds "
-                                 f"the claim limit of {MAX_DEVICES_PER_CLAIM}")
-            del ci
+        for claim in self.claims:
+            total = sum(min(len(self._all_set(claim, leaf)) if leaf.mode == ALL else leaf.count
+                            for leaf in _leaves(req)) for req in claim.requests)
+            if total > DEVICES_PER_CLAIM_MAX:
+                raise too_many_devices(claim.label, total)
         return self._one(0, 0, -1, 0, 0)
 
     def invalid_pools(self) -> list[Pool]:
         return [p for p in self.pools if p.invalid]
 
     # ---------------------------------------------------------------- bookkeeping
-    def _note(self, where: tuple[int, ...], reason: str) -> None:
+    def note(self, where: tuple[int, ...], reason: Reason) -> None:
+        """Keep ``reason`` if the search got at least this far (``where`` orders positions)."""
         if where > self.frontier:
             self.frontier, self.reasons = where, {}
         if where == self.frontier:
             self.reasons[reason] = self.reasons.get(reason, 0) + 1
 
-    def _tick(self) -> None:
+    def tick(self) -> None:
+        """Count one step; past the budget or the deadline, stop the search."""
         self.steps += 1
         if self.steps > self.max_steps:
             raise BudgetExceeded(self.max_steps, "step budget")
         if self.deadline is not None and not self.steps & 31 and self.clock() > self.deadline:
             raise BudgetExceeded(self.steps, "deadline")
 
-    def _who(self, ci: int, leaf: Leaf) -> str:
-        got = self.whos.get(id(leaf))
-        if got is None:
-            got = self.whos[id(leaf)] = f"claim {self.claims[ci].label} request {leaf.name}"
-        return got
+    def _reason(self, ci: int, leaf: Leaf, code: Code, **fields: Any) -> Reason:
+        return Reason(code, claim=self.claims[ci].label, request=leaf.name,
+                      device_class=leaf.cls.name if leaf.cls is not None else "", **fields)
 
-    def _claim_total(self, ci: int) -> int:
-        return len(self.results[ci])
+    def _of(self, ci: int, leaf: Leaf, r: Reason) -> Reason:
+        """``r`` (from capacity, constraints, counters) attributed to claim ``ci`` and ``leaf``."""
+        return r._replace(claim=self.claims[ci].label, request=leaf.name,
+                          device_class=leaf.cls.name if leaf.cls is not None else "")
 
     # ---------------------------------------------------------------- the recursion
     def _one(self, ci: int, ri: int, si: int, slot: int, start: int) -> bool:
-        self._tick()
+        """Fill slot ``slot`` of request ``ri`` (subrequest ``si``) of claim ``ci``, and the rest."""
+        self.tick()
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]
@@ -206,130 +184,81 @@ class Search:
             return self._one(ci + 1, 0, -1, 0, 0)
         req = claim.requests[ri]
         if req.leaf is None and si < 0:
-            for j, sub in enumerate(req.subrequests):
-                need = len(self._all_set(claim, sub)) if sub.mode == ALL else sub.count
-                if self._claim_total(ci) + need > MAX_DEVICES_PER_CLAIM:
-                    self._note((ci, ri), f"claim {claim.label} request {sub.name}: over the "
-                                         f"{MAX_DEVICES_PER_CLAIM}-device limit")
-                    continue
-                if self._one(ci, ri, j, 0, 0):
-                    return True
-            return False
+            return self._first_available(ci, ri, req)
         leaf = req.leaf if req.leaf is not None else req.subrequests[si]
-        where = (ci, ri, slot)
         if leaf.mode == ALL:
-            devs = self._all_set(claim, leaf)
-            if not devs:
-                self._note(where, f"claim {claim.label} request {leaf.name}: no device matches the "
-                                  "class and selectors (All)")
-                return False
-            if slot >= len(devs):
-                return self._one(ci, ri + 1, -1, 0, 0)
-            dev = devs[slot]
-            undo = self._try(ci, leaf, dev, where, all_mode=True)
-            if undo is None:
-                return False
-            if self._one(ci, ri, si, slot + 1, 0):
-                return True
-            for u in reversed(undo):
-                u()
-            return False
+            return self._all_slot(ci, ri, si, slot, leaf)
         if slot >= leaf.count:
             return self._one(ci, ri + 1, -1, 0, 0)
+        return self._exact_slot(ci, ri, si, slot, start, leaf)
+
+    def _first_available(self, ci: int, ri: int, req: Request) -> bool:
+        """Try the subrequests in order; the first that leads to a full solution wins."""
+        for j, sub in enumerate(req.subrequests):
+            need = len(self._all_set(self.claims[ci], sub)) if sub.mode == ALL else sub.count
+            if len(self.results[ci]) + need > DEVICES_PER_CLAIM_MAX:
+                self.note((ci, ri), self._reason(ci, sub, Code.OVER_LIMIT, got=DEVICES_PER_CLAIM_MAX))
+                continue
+            if self._one(ci, ri, j, 0, 0):
+                return True
+        return False
+
+    def _all_slot(self, ci: int, ri: int, si: int, slot: int, leaf: Leaf) -> bool:
+        """``All``: take the precomputed device list, one device per slot, in order."""
+        where = (ci, ri, slot)
+        devs = self._all_set(self.claims[ci], leaf)
+        if not devs:
+            self.note(where, self._reason(ci, leaf, Code.ALL_NONE))
+            return False
+        if slot >= len(devs):
+            return self._one(ci, ri + 1, -1, 0, 0)
+        undo = self._try(ci, leaf, devs[slot], where, all_mode=True)
+        if undo is None:
+            return False
+        if self._one(ci, ri, si, slot + 1, 0):
+            return True
+        _undo(undo)
+        return False
+
+    def _exact_slot(self, ci: int, ri: int, si: int, slot: int, start: int, leaf: Leaf) -> bool:
+        """``ExactCount``: try the candidates after ``start`` for this slot, pruning where provable."""
+        where = (ci, ri, slot)
         flat = self.flat
-        n = len(flat)
         need = leaf.count - slot
-        lid = id(leaf)
-        pending = self.pruning and lid not in self.prune
-        info = self.prune.get(lid)
-        if pending and self._raw_cut(ci, leaf, start, need):
-            info = self._prune_info(ci, leaf)       # a raw bound says "cut": make sure cutting is exact
+        pr = self.pruner
+        pending = self.pruning and id(leaf) not in pr.info
+        info = pr.info.get(id(leaf))
+        if pending and pr.raw_cut(ci, leaf, start, need):
+            info = pr.info_for(ci, leaf)       # a raw bound says "cut": make sure cutting is exact
             pending = False
-        bound_pos, bound_attr = self._bound(ci, leaf, info) if info else (None, "")
-        free = info.free_match(self, self.constraints[ci], leaf) if info and need > 1 else None
-        for pos in range(start, n):
-            if info:
-                b = info.suffix[pos]
-                attr = ""
-                if bound_pos is not None:
-                    bg = len(bound_pos) - bisect_left(bound_pos, pos)
-                    if bg < b:
-                        b, attr = bg, bound_attr
-                if b < need:
-                    self._cut(ci, leaf, where, slot + b, attr)
+        window = Window(pr, ci, leaf, info, need) if info else None
+        for pos in range(start, len(flat)):
+            if window is not None:
+                verdict = window.verdict(pr, ci, leaf, where, slot, pos, need)
+                if verdict == STOP:
                     break
-                if free is not None:
-                    # This pick would bind a matchAttribute: the rest of the slots need devices
-                    # after ``pos`` sharing its value. Too few: no solution below, skip it.
-                    vals, attr = free
-                    val = vals[pos]
-                    if val is not None:
-                        ps = info.groups(self, attr)[val]
-                        if len(ps) - bisect_left(ps, pos + 1) < need - 1:
-                            self._cut(ci, leaf, where, slot + len(ps) - bisect_left(ps, pos), attr)
-                            continue
-            dev = flat[pos]
-            self._tick()
-            undo = self._try(ci, leaf, dev, where, all_mode=False)
+                if verdict == SKIP:
+                    continue
+            self.tick()
+            undo = self._try(ci, leaf, flat[pos], where, all_mode=False)
             if undo is None:
                 continue
             if self._one(ci, ri, si, slot + 1, pos + 1):
                 return True
-            for u in reversed(undo):
-                u()
+            _undo(undo)
             if pending:
                 # Backtracking: the search may explore combinations, so pruning pays off.
-                info = self._prune_info(ci, leaf)
+                info = pr.info_for(ci, leaf)
                 pending = False
-                bound_pos, bound_attr = self._bound(ci, leaf, info) if info else (None, "")
-                free = info.free_match(self, self.constraints[ci], leaf) if info and need > 1 else None
+                window = Window(pr, ci, leaf, info, need) if info else None
         if not flat:
-            self._note(where, f"claim {claim.label} request {leaf.name}: no devices on node "
-                              f"{self.node.name}")
+            self.note(where, self._reason(ci, leaf, Code.NO_DEVICES, node=self.node.name))
         elif self.frontier < where:
-            self._note(where, f"claim {claim.label} request {leaf.name}: needs {leaf.count} devices, "
-                              f"only {slot} could be allocated")
+            self.note(where, self._reason(ci, leaf, Code.TOO_FEW, number=leaf.count, got=slot))
         return False
 
-    # ---------------------------------------------------------------- pruning (invariant 6)
-    def _prune_info(self, ci: int, leaf: Leaf) -> _Prune | None:
-        """Pruning data for ``leaf`` on this node, or None when some candidate raises (no pruning)."""
-        lid = id(leaf)
-        if lid in self.prune:
-            return self.prune[lid]
-        info: _Prune | None = _Prune(len(self.flat))
-        usable = []
-        for d in self.flat:
-            self._tick()
-            try:
-                ok = self._static_ok(ci, leaf, d)
-            except (AllocError, CapacityError):
-                info = None
-                break
-            usable.append(ok)
-        if info is not None:
-            info.usable = usable
-            suffix = info.suffix
-            for pos in range(len(usable) - 1, -1, -1):
-                suffix[pos] = suffix[pos + 1] + (1 if usable[pos] else 0)
-        self.prune[lid] = info
-        return info
-
-    def _raw_cut(self, ci: int, leaf: Leaf, start: int, need: int) -> bool:
-        """Too few candidates after ``start`` (sharing a bound matchAttribute value) for ``need``."""
-        if len(self.flat) - start < need:
-            return True
-        cs = self.constraints[ci]
-        if cs.lists:
-            return False
-        for c, seen in zip(cs.constraints, cs.seen, strict=True):
-            if c.kind == "matchAttribute" and seen and c.applies(leaf):
-                ps = self._values(c.attribute).get(seen[0], [])
-                if len(ps) - bisect_left(ps, start) < need:
-                    return True
-        return False
-
-    def _static_ok(self, ci: int, leaf: Leaf, dev: Device) -> bool:
+    # ---------------------------------------------------------------- static fit (pruning)
+    def static_ok(self, ci: int, leaf: Leaf, dev: Device) -> bool:
         """False when ``dev`` fails ``leaf`` whatever else is picked; raises what ``_try`` raises."""
         if not self._eligible(leaf, dev):
             return False
@@ -338,56 +267,17 @@ class Search:
             return False
         if self.cc:
             got = self._consumed(leaf, dev)
-            if isinstance(got, str) or remaining_fit(dev, got, self.allocated.aggregated.get(key),
-                                                     None) is not None:
+            if isinstance(got, Reason) or remaining_fit(dev, got, self.allocated.aggregated.get(key),
+                                                        None) is not None:
                 return False
         if dev.skip_node_ops and not self.node_ops:
             return False
         if dev.consumes and not self.pd:
             return False
-        if self.taints_on:
-            for tkey, tval, effect in dev.taints:
-                if effect in _TAINT_EFFECTS and not _tolerated(leaf.tolerations, tkey, tval, effect):
-                    return False
-        return True
-
-    def _values(self, attr: str) -> dict[Value | None, list[int]]:
-        """Positions of the candidates per value of ``attr`` (scalar semantics)."""
-        got = self.attr_pos.get(attr)
-        if got is None:
-            got = {}
-            for pos, d in enumerate(self.flat):
-                got.setdefault(attribute_value(d, attr, False), []).append(pos)
-            self.attr_pos[attr] = got
-        return got
-
-    def _bound(self, ci: int, leaf: Leaf, info: _Prune) -> tuple[list[int] | None, str]:
-        """The usable positions sharing the value a bound matchAttribute demands (fewest first)."""
-        cs = self.constraints[ci]
-        if cs.lists:
-            return None, ""
-        best: tuple[list[int] | None, str] = (None, "")
-        for c, seen in zip(cs.constraints, cs.seen, strict=True):
-            if c.kind != "matchAttribute" or not seen or not c.applies(leaf):
-                continue
-            ps = info.groups(self, c.attribute).get(seen[0], [])
-            if best[0] is None or len(ps) < len(best[0]):
-                best = (ps, c.attribute)
-        return best
-
-    def _cut(self, ci: int, leaf: Leaf, where: tuple[int, ...], most: int, attr: str) -> None:
-        """Explain a pruned subtree, at the depth the search did reach."""
-        if where < self.frontier:
-            return
-        if attr:
-            self._note(where, f"{self._who(ci, leaf)}: constraint matchAttribute {attr}: at most "
-                              f"{most} of {leaf.count} devices share a value")
-        else:
-            self._note(where, f"{self._who(ci, leaf)}: needs {leaf.count} devices, at most "
-                              f"{most} could be allocated")
+        return not (self.taints_on and untolerated_taint(leaf, dev) is not None)
 
     # ---------------------------------------------------------------- one candidate
-    def _consumed(self, leaf: Leaf, dev: Device) -> Consumed | str:
+    def _consumed(self, leaf: Leaf, dev: Device) -> Consumed | Reason:
         """``consumed_capacity`` for (leaf, device), cached; raises its CapacityError every time."""
         ck = (id(leaf), dev.uid)
         got = self.consumed.get(ck)
@@ -407,71 +297,86 @@ class Search:
             return True
         if leaf.admin:
             return False
-        if key in self.allocated.dedicated or key in self.picked:
-            return True
-        return False
+        return key in self.allocated.dedicated or key in self.picked
 
     def _eligible(self, leaf: Leaf, dev: Device) -> bool:
+        return self._misfit(leaf, dev) is None
+
+    def _misfit(self, leaf: Leaf, dev: Device) -> Selector | str | None:
+        """Why ``leaf`` can never take ``dev``: the first selector that is false, ``BINDING``
+        (binding conditions with their gates off), or None when the device is eligible. Cached."""
         ck = (id(leaf), dev.uid)
-        got = self.eligible.get(ck)
-        if got is None:
-            got = self._eligible_uncached(leaf, dev)
-            self.eligible[ck] = got
+        if ck in self.misfits:
+            return self.misfits[ck]
+        got: Selector | str | None = None
+        if dev.binding and not self.binding_on:
+            got = BINDING
+        else:
+            got = next((sel for sel in leaf.class_selectors + leaf.selectors
+                        if not selector_matches(self.model, sel, dev)), None)
+        self.misfits[ck] = got
         return got
 
-    def _eligible_uncached(self, leaf: Leaf, dev: Device) -> bool:
-        if dev.binding and not self.binding_on:
-            return False
-        for sel in leaf.class_selectors:
-            if not selector_matches(self.model, sel, dev):
-                return False
-        for sel in leaf.selectors:
-            if not selector_matches(self.model, sel, dev):
-                return False
-        return True
-
     def _try(self, ci: int, leaf: Leaf, dev: Device, where: tuple[int, ...],
-             all_mode: bool) -> list[Callable[[], None]] | None:
+             all_mode: bool) -> Undo | None:
         """Allocate ``dev`` for one slot of ``leaf``: the undo list, or None (reason noted)."""
         noting = where >= self.frontier
+        # Eligibility first: a reason may only name devices the class and selectors select.
+        misfit = None if all_mode else self._misfit(leaf, dev)
+        if misfit is not None:
+            if noting:
+                self.note(where, self._misfit_reason(ci, leaf, dev, misfit))
+            return None
         if self._in_use(ci, leaf, dev):
             if noting:
-                self._note(where, f"{self._who(ci, leaf)}: device {dev.name} already in use")
+                self.note(where, self._reason(ci, leaf, Code.IN_USE, device=dev.name))
             return None
-        if not all_mode and not self._eligible(leaf, dev):
+        fit = self._capacity_fit(ci, leaf, dev) if self.cc else None
+        if isinstance(fit, Reason):
             if noting:
-                self._note(where, f"{self._who(ci, leaf)}: selector false")
+                self.note(where, self._of(ci, leaf, fit))
             return None
-        consumed: Consumed | None = None
-        key = dev.dkey
-        if self.cc:
-            try:
-                got = self._consumed(leaf, dev)
-            except CapacityError as e:
-                raise AllocError(f"{self._who(ci, leaf)}: {e}") from None
-            if isinstance(got, str):
-                if noting:
-                    self._note(where, f"{self._who(ci, leaf)}: {got}")
-                return None
-            consumed = got
-            why = remaining_fit(dev, consumed, self.allocated.aggregated.get(key),
-                                self.share_capacity.get(key))
-            if why is not None:
-                if noting:
-                    self._note(where, f"{self._who(ci, leaf)}: {why}")
-                return None
-        undo: list[Callable[[], None]] = []
-        self._tick()  # the costly half of a candidate (counters, groups, constraints) counts again
+        undo: Undo = []
+        self.tick()  # the costly half of a candidate (counters, groups, constraints) counts again
         reason = self._allocate_device(ci, leaf, dev, undo)
         if reason is not None:
-            for u in reversed(undo):
-                u()
-            if all_mode and reason.startswith("constraint"):
-                raise AllocError(f"claim {self.claims[ci].label}, request {leaf.name}: cannot add device "
-                                 f"{dev.label()} because a claim constraint would not be satisfied")
+            _undo(undo)
+            if all_mode and reason.code in (Code.CONSTRAINT_MISSING, Code.CONSTRAINT_UNSATISFIED):
+                raise AllocError(fatal(f"cannot add device {dev.label()} because a claim constraint "
+                                       "would not be satisfied", self.claims[ci].label, leaf.name))
             if noting:
-                self._note(where, f"{self._who(ci, leaf)}: {reason}")
+                self.note(where, self._of(ci, leaf, reason))
             return None
+        self._record(ci, leaf, dev, fit, undo)
+        return undo
+
+    def _misfit_reason(self, ci: int, leaf: Leaf, dev: Device, misfit: Selector | str) -> Reason:
+        if isinstance(misfit, Selector):
+            return self._reason(ci, leaf, Code.SELECTOR_FALSE, selector=misfit.name())
+        return self._reason(ci, leaf, Code.BINDING_OFF, device=dev.name)
+
+    def could_select(self, leaf: Leaf, dev: Device) -> bool:
+        """Whether ``leaf``'s class and selectors select ``dev`` (a CEL error counts as yes)."""
+        try:
+            return self._misfit(leaf, dev) is None
+        except AllocError:
+            return True
+
+    def _capacity_fit(self, ci: int, leaf: Leaf, dev: Device) -> Consumed | Reason:
+        """What ``leaf`` consumes on ``dev``, or why it does not fit (next to what is in use)."""
+        try:
+            got = self._consumed(leaf, dev)
+        except CapacityError as e:
+            raise AllocError(fatal(str(e), self.claims[ci].label, leaf.name)) from None
+        if isinstance(got, Reason):
+            return got
+        key = dev.dkey
+        why = remaining_fit(dev, got, self.allocated.aggregated.get(key), self.share_capacity.get(key))
+        return got if why is None else why
+
+    def _record(self, ci: int, leaf: Leaf, dev: Device, consumed: Consumed | None, undo: Undo) -> None:
+        """Record the pick: the capacity share of a shareable device, and the result."""
+        key = dev.dkey
         shared = self.cc and dev.allow_multi
         rendered = None
         share_id = None
@@ -494,35 +399,23 @@ class Search:
         def _unresult() -> None:
             results.pop()
         undo.append(_unresult)
-        return undo
 
-    def _allocate_device(self, ci: int, leaf: Leaf, dev: Device,
-                         undo: list[Callable[[], None]]) -> str | None:
+    def _allocate_device(self, ci: int, leaf: Leaf, dev: Device, undo: Undo) -> Reason | None:
+        """Gates, counters, groups, taints and constraints for one pick; marks it in use."""
         key = dev.dkey
         if dev.skip_node_ops and not self.node_ops:
-            return f"device {dev.name} needs optional node operations (gate off)"
+            return Reason(Code.NODE_OPERATIONS, device=dev.name)
         if dev.consumes:
-            if not self.pd:
-                return f"device {dev.name} consumes counters (DRAPartitionableDevices off)"
-            pool = self.pool_of.get((dev.slice.driver, dev.slice.pool))
-            already_shared = self.cc and dev.allow_multi and (
-                key in self.allocated.shared or key in self.allocated.aggregated
-                or self.shares.get(key, 0) > 0)
-            if pool is not None and not already_shared:
-                if self.cg:
-                    why = self._groups(pool, dev, undo)
-                    if why:
-                        return why
-                why = self._counters(pool, dev, undo)
-                if why:
-                    return why
+            why = self._pool_counters(dev, undo)
+            if why is not None:
+                return why
         if self.taints_on:
-            for tkey, tval, effect in dev.taints:
-                if effect in _TAINT_EFFECTS and not _tolerated(leaf.tolerations, tkey, tval, effect):
-                    return f"taint {tkey}={tval}:{effect} on {dev.name} not tolerated"
+            taint = untolerated_taint(leaf, dev)
+            if taint is not None:
+                return Reason(Code.TAINT, device=dev.name, taint=taint)
         why = self.constraints[ci].add(leaf, dev, undo)
-        if why:
-            return "constraint " + why
+        if why is not None:
+            return why
         if not (self.cc and dev.allow_multi):
             self.picked.add(key)
             undo.append(lambda: self.picked.discard(key))
@@ -531,203 +424,52 @@ class Search:
             undo.append(lambda: self.claim_picked[ci].discard(key))
         return None
 
-    # ---------------------------------------------------------------- counters (§4)
-    def _available(self, pool: Pool) -> dict[str, dict[str, Any]]:
-        pk = (pool.driver, pool.name)
-        got = self.available.get(pk)
-        if got is None:
-            got = {cs: dict(vals) for cs, vals in pool.counter_sets.items()}
-            for d in pool.all_devices():
-                if d.consumes and self.allocated.is_allocated(d.dkey):
-                    for cs, counters, _g in d.consumes:
-                        have = got.get(cs)
-                        if have is None:
-                            continue
-                        for c, v in counters:
-                            if c in have:
-                                have[c] -= v
-            self.available[pk] = got
-            # Counter sets are checked in pool order; a set over-committed by allocated devices
-            # fails every attempt in the pool (upstream behaviour), so then check them all.
-            self.overdrawn[pk] = any(have < 0 for vals in got.values() for have in vals.values())
-            self.set_order[pk] = {cs: i for i, cs in enumerate(got)}
-        return got
-
-    def _counters(self, pool: Pool, dev: Device, undo: list[Callable[[], None]]) -> str | None:
-        pk = (pool.driver, pool.name)
-        avail = self._available(pool)
-        tally = self.tally.get(pk)
-        if tally is None:
-            tally = self.tally[pk] = {}
-        added: list[tuple[tuple[str, str], Any]] = []
-        for cs, counters, _g in dev.consumes:
-            for c, v in counters:
-                added.append(((cs, c), v))
-        if not self.overdrawn[pk]:
-            # Counters the device does not consume cannot fail: their tally only grew through
-            # picks that passed this check and none is overdrawn (else all are checked, as
-            # upstream does). Check before mutating, in pool order, for the same first reason.
-            need: dict[tuple[str, str], Any] = {}
-            for k, v in added:
-                need[k] = need.get(k, 0) + v
-            if len(dev.consumes) == 1:
-                cs0 = dev.consumes[0][0]
-                sets: Any = ((cs0, avail[cs0]),) if cs0 in avail else ()
-            else:
-                order = self.set_order[pk]
-                touched = sorted({cs for cs, _c, _g in dev.consumes if cs in avail}, key=order.__getitem__)
-                sets = [(cs, avail[cs]) for cs in touched]
-            for cs, vals in sets:
-                for c, have in vals.items():
-                    v = need.get((cs, c))
-                    if v is not None and have < tally.get((cs, c), 0) + v:
-                        return f"counter {c} of {cs} exhausted"
-            for k, v in added:
-                tally[k] = tally.get(k, 0) + v
-        else:
-            for k, v in added:
-                tally[k] = tally.get(k, 0) + v
-            for cs, vals in avail.items():
-                for c, have in vals.items():
-                    if have < tally.get((cs, c), 0):
-                        for k, v in added:
-                            tally[k] -= v
-                        return f"counter {c} of {cs} exhausted"
-
-        def _release() -> None:
-            for k, v in added:
-                tally[k] -= v
-        undo.append(_release)
-        return None
-
-    # ---------------------------------------------------------------- compatibility groups (§5)
-    def _group_state(self, pool: Pool) -> dict[str, Any]:
-        pk = (pool.driver, pool.name)
-        got = self.groups.get(pk)
-        if got is None:
-            got = {}
-            for d in pool.all_devices():
-                if d.consumes and self.allocated.is_allocated(d.dkey):
-                    for cs, _c, groups in d.consumes:
-                        got[cs] = _group_add(got.get(cs, _EMPTY), groups)
-            self.groups[pk] = got
-        return got
-
-    def _groups(self, pool: Pool, dev: Device, undo: list[Callable[[], None]]) -> str | None:
-        state = self._group_state(pool)
-        for cs, _c, groups in dev.consumes:
-            if not _group_admits(state.get(cs, _EMPTY), groups):
-                return f"compatibility group intersection empty on {cs}"
-        before = {cs: state.get(cs, _EMPTY) for cs, _c, _g in dev.consumes}
-        for cs, _c, groups in dev.consumes:
-            state[cs] = _group_add(state.get(cs, _EMPTY), groups)
-
-        def _restore() -> None:
-            for cs, old in before.items():
-                if old is _EMPTY:
-                    state.pop(cs, None)
-                else:
-                    state[cs] = old
-        undo.append(_restore)
-        return None
+    def _pool_counters(self, dev: Device, undo: Undo) -> Reason | None:
+        """§4/§5 for a device that consumes counters (a device already shared consumes nothing new)."""
+        if not self.pd:
+            return Reason(Code.COUNTERS_GATE_OFF, device=dev.name)
+        key = dev.dkey
+        pool = self.pool_of.get((dev.slice.driver, dev.slice.pool))
+        already_shared = self.cc and dev.allow_multi and (
+            key in self.allocated.shared or key in self.allocated.aggregated or self.shares.get(key, 0) > 0)
+        if pool is None or already_shared:
+            return None
+        if self.cg:
+            why = self.use.compatible(pool, dev, undo)
+            if why is not None:
+                return why
+        return self.use.counters(pool, dev, undo)
 
     # ---------------------------------------------------------------- All (§6.4)
     def _all_set(self, claim: Claim, leaf: Leaf) -> list[Device]:
+        """The devices an ``All`` request takes (fatal when a pool is being updated or invalid)."""
         got = self.all_sets.get(id(leaf))
         if got is not None:
             return got
         for p in self.pools:
-            if p.incomplete:
-                raise AllocError(f"claim {claim.label}, request {leaf.name}: asks for all devices, but "
-                                 f"resource pool {p.label()} is currently being updated",
-                                 kind="error")
-            if p.invalid:
-                raise AllocError(f"claim {claim.label}, request {leaf.name}: asks for all devices, but "
-                                 f"resource pool {p.label()} is currently invalid", kind="error")
+            if p.incomplete or p.invalid:
+                state = "being updated" if p.incomplete else "invalid"
+                raise AllocError(fatal(f"asks for all devices, but resource pool {p.label()} is currently "
+                                       f"{state}", claim.label, leaf.name))
         out = []
         for d in self.flat:
             if not self._eligible(leaf, d):
                 continue
             if self.cc and leaf.capacity is not None:
                 try:
-                    if isinstance(consumed_capacity(d, leaf.capacity, self.gates), str):
+                    if isinstance(consumed_capacity(d, leaf.capacity, self.gates), Reason):
                         continue
                 except CapacityError as e:
-                    raise AllocError(f"claim {claim.label}, request {leaf.name}: {e}") from None
+                    raise AllocError(fatal(str(e), claim.label, leaf.name)) from None
             out.append(d)
         self.all_sets[id(leaf)] = out
         return out
 
 
-class _Prune:
-    """Per (leaf, node): which candidates are statically usable, and how many from each position."""
-
-    __slots__ = ("usable", "suffix", "by_attr", "vals_at")
-
-    def __init__(self, n: int) -> None:
-        self.usable: list[bool] = []
-        self.suffix = [0] * (n + 1)
-        self.by_attr: dict[str, dict[Value | None, list[int]]] = {}
-        self.vals_at: dict[str, list[Value | None]] = {}
-
-    def groups(self, s: Search, attr: str) -> dict[Value | None, list[int]]:
-        """Usable positions per value of ``attr``."""
-        got = self.by_attr.get(attr)
-        if got is None:
-            got = {}
-            usable = self.usable
-            for val, ps in s._values(attr).items():
-                if val is not None:
-                    keep = [p for p in ps if usable[p]]
-                    if keep:
-                        got[val] = keep
-            self.by_attr[attr] = got
-        return got
-
-    def free_match(self, s: Search, cs: ConstraintState, leaf: Leaf
-                   ) -> tuple[list[Value | None], str] | None:
-        """(value per position, attribute) of a matchAttribute the next pick binds, if any."""
-        if cs.lists:
-            return None
-        for c, seen in zip(cs.constraints, cs.seen, strict=True):
-            if c.kind == "matchAttribute" and not seen and c.applies(leaf):
-                got = self.vals_at.get(c.attribute)
-                if got is None:
-                    got = [None] * len(self.usable)
-                    for val, ps in self.groups(s, c.attribute).items():
-                        for p in ps:
-                            got[p] = val
-                    self.vals_at[c.attribute] = got
-                return got, c.attribute
-        return None
+def _leaves(req: Request) -> tuple[Leaf, ...]:
+    return (req.leaf,) if req.leaf is not None else req.subrequests
 
 
-def _tolerated(tolerations: tuple[tuple[str, str, str, str], ...], key: str, value: str, effect: str) -> bool:
-    for tkey, op, tval, teffect in tolerations:
-        if teffect and teffect != effect:
-            continue
-        if tkey and tkey != key:
-            continue
-        if op == "Exists":
-            return True
-        if op == "Equal" and tval == value:
-            return True
-    return False
-
-
-def _group_admits(state: Any, groups: frozenset[str] | None) -> bool:
-    if state is _EMPTY:
-        return True
-    if not groups:
-        return state is _ALL_EMPTY
-    if state is _ALL_EMPTY:
-        return False
-    return bool(state & groups)
-
-
-def _group_add(state: Any, groups: frozenset[str] | None) -> Any:
-    if state is _EMPTY:
-        return groups if groups else _ALL_EMPTY
-    if state is _ALL_EMPTY or not groups:
-        return state
-    return state & groups
+def _undo(undo: Undo) -> None:
+    for u in reversed(undo):
+        u()

@@ -5,6 +5,7 @@ Public interface (shared by the claim/class rules and the allocator):
     compile_selector(expr) -> Selector        cached; raises CelCompileError(message)
     device_view(driver, attributes, capacity, allow_multiple) -> DeviceView
     Selector.matches(view) -> bool            raises CelRuntimeError(message)
+    with deadline_scope(deadline): ...        evaluations stop there: CelDeadlineExceeded
 
 Built on cel-python (``celpy``, pure Python) plus the Kubernetes functions in ``library`` and the
 compile-time checks in ``check`` (see docs/cel.md for the choice). No I/O, no kubernetes imports.
@@ -15,6 +16,7 @@ from __future__ import annotations
 from webhook.cel.compile import (
     MAX_EXPRESSION_LENGTH,
     CelCompileError,
+    CelDeadlineExceeded,
     CelRuntimeError,
     DeviceView,
     Selector,
@@ -22,10 +24,12 @@ from webhook.cel.compile import (
     clear_cache,
     compile_result,
     compile_selector,
+    deadline_scope,
     device_view,
 )
 
 __all__ = [
-    "MAX_EXPRESSION_LENGTH", "CelCompileError", "CelRuntimeError", "DeviceView", "Selector",
-    "cache_info", "clear_cache", "compile_result", "compile_selector", "device_view",
+    "MAX_EXPRESSION_LENGTH", "CelCompileError", "CelDeadlineExceeded", "CelRuntimeError", "DeviceView",
+    "Selector", "cache_info", "clear_cache", "compile_result", "compile_selector", "deadline_scope",
+    "device_view",
 ]

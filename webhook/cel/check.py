@@ -1,4 +1,4 @@
-"""Static checks celpy does not do: declared names, known functions, simple types, cost.
+"""Static checks celpy does not do: declared names, known functions, simple types.
 
 cel-python parses but does not type-check, so an unknown function or a misspelt field would only
 fail when a device is evaluated. This module walks the parse tree once at compile time and
@@ -14,11 +14,6 @@ from dataclasses import dataclass, field
 import lark
 
 DYN = "dyn"
-MAX_COST = 1_000_000
-"""Upstream's per-expression cost limit for DRA selectors."""
-COMPREHENSION_BOUND = 32
-"""Assumed iteration count of a comprehension over a map/list of unknown size (a device has at
-most 32 attributes plus capacities); a literal list uses its own length."""
 MAX_TREE_DEPTH = 2600
 """Deeper parse trees are refused (about 250 nested parentheses, cel-go's parser recursion limit)."""
 
@@ -33,6 +28,8 @@ _Q, _SV, _STR, _LIST = "Quantity", "Semver", "string", "list"
 
 @dataclass(frozen=True)
 class Sig:
+    """The signature of a function or method: receiver types (None for a global function),
+    argument count bounds, result type and argument types."""
     receivers: frozenset[str] | None
     min_args: int
     max_args: int
@@ -85,27 +82,30 @@ class CheckError(Exception):
 
 @dataclass
 class Checker:
-    """Walks one parse tree; ``run()`` returns (result type, estimated cost) or raises CheckError."""
+    """Walks one parse tree; ``run()`` returns its result type or raises CheckError.
+    (The cost is estimated separately, by ``cost.estimate``.)"""
 
     tree: lark.ParseTree
     scope: list[str] = field(default_factory=list)
-    cost: int = 0
 
-    def run(self) -> tuple[str, int]:
+    def run(self) -> str:
+        """The expression's result type (``dyn`` when not certain). Raises CheckError."""
         if tree_depth(self.tree) > MAX_TREE_DEPTH:
             raise CheckError("ERROR: <input>:1:1: expression recursion limit exceeded")
-        t = self.visit(self.tree)
-        return t, self.cost
+        return self.visit(self.tree)
 
     # -- helpers ---------------------------------------------------------------------------
     def fail(self, node: lark.ParseTree | lark.Token, msg: str) -> CheckError:
+        """A CheckError at the node's position, worded as cel-go words it."""
         line, col = _position(node)
         return CheckError(f"ERROR: <input>:{line}:{col}: {msg}")
 
     def no_overload(self, node: lark.ParseTree | lark.Token, op: str, types: list[str]) -> CheckError:
+        """cel-go's "found no matching overload" error for an operator or function."""
         return self.fail(node, f"found no matching overload for '{op}' applied to '({', '.join(types)})'")
 
     def exprs(self, node: lark.ParseTree | lark.Token | None) -> list[lark.ParseTree]:
+        """The expression children of an (optional) expression list."""
         if not isinstance(node, lark.Tree):  # an omitted optional exprlist is None
             return []
         return [c for c in node.children if isinstance(c, lark.Tree)]
@@ -117,7 +117,7 @@ class Checker:
         return "map" if t in ("attrmap", "capmap") else t
 
     def visit(self, node: lark.ParseTree) -> str:
-        self.cost += 1
+        """Dispatch to ``v_<rule>`` (or visit the children); returns the node's type."""
         method = getattr(self, "v_" + str(node.data), None)
         if method is not None:
             return str(method(node))
@@ -127,12 +127,14 @@ class Checker:
         return self.generic(node)
 
     def generic(self, node: lark.ParseTree) -> str:
+        """Visit every child (for their errors); the result type is not known."""
         for c in node.children:
             if isinstance(c, lark.Tree):
                 self.visit(c)
         return DYN
 
     def v_expr(self, node: lark.ParseTree) -> str:
+        """``c ? a : b``: the condition must be bool; the type is the branches' when they agree."""
         kids = self.exprs(node)
         if len(kids) == 1:
             return self.visit(kids[0])
@@ -142,6 +144,7 @@ class Checker:
         return a if a == b else DYN
 
     def _logic(self, node: lark.ParseTree, op: str) -> str:
+        """The shared check of ``||`` and ``&&``."""
         kids = self.exprs(node)
         if len(kids) == 1:
             return self.visit(kids[0])
@@ -151,12 +154,15 @@ class Checker:
         return "bool"
 
     def v_conditionalor(self, node: lark.ParseTree) -> str:
+        """``a || b``: both operands bool (or dyn)."""
         return self._logic(node, "_||_")
 
     def v_conditionaland(self, node: lark.ParseTree) -> str:
+        """``a && b``: both operands bool (or dyn)."""
         return self._logic(node, "_&&_")
 
     def v_relation(self, node: lark.ParseTree) -> str:
+        """Comparisons and ``in``: operand types that can never be compared are an error."""
         kids = self.exprs(node)
         if len(kids) == 1:
             return self.visit(kids[0])
@@ -167,6 +173,7 @@ class Checker:
         sym = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_",
                "relation_eq": "_==_", "relation_ne": "_!=_", "relation_in": "@in"}[op]
         known = DYN not in (left_t, right_t)
+        # cel-go has heterogeneous equality only for null: other mixed types are an error.
         if sym in ("_==_", "_!=_"):
             if known and left_t != right_t and left_t != "null" and right_t != "null":
                 raise self.no_overload(node, sym, [left_t, right_t])
@@ -177,19 +184,22 @@ class Checker:
             for t in (left_t, right_t):
                 if t not in _ORDERED and t != DYN:
                     raise self.no_overload(node, sym, [left_t, right_t])
+            # Ordering across numeric types is allowed (1 < 2.0); anything else must match.
             if known and left_t != right_t and not (left_t in _NUMERIC and right_t in _NUMERIC):
                 raise self.no_overload(node, sym, [left_t, right_t])
         return "bool"
 
     def _arith(self, node: lark.ParseTree) -> str:
+        """``+ - * / %``: both sides of one type (numbers, strings, lists), dyn otherwise."""
         kids = self.exprs(node)
         if len(kids) == 1:
             return self.visit(kids[0])
         op_node, right = kids
         left_t = self.value(self.exprs(op_node)[0])
         right_t = self.value(right)
-        if DYN in (left_t, right_t):
+        if DYN in (left_t, right_t):  # one side unknown: only the run time can tell
             return DYN
+        # No implicit conversions in CEL; bools, maps and our value types have no arithmetic.
         if left_t != right_t or left_t in ("bool", "map", "Quantity", "Semver", "null"):
             sym = {"addition_add": "_+_", "addition_sub": "_-_", "multiplication_mul": "_*_",
                    "multiplication_div": "_/_", "multiplication_mod": "_%_"}.get(str(op_node.data), "?")
@@ -200,6 +210,7 @@ class Checker:
     v_multiplication = _arith
 
     def v_unary(self, node: lark.ParseTree) -> str:
+        """``!x`` needs a bool, ``-x`` a number."""
         kids = self.exprs(node)
         if len(kids) == 1:
             return self.visit(kids[0])
@@ -212,6 +223,7 @@ class Checker:
         return t
 
     def v_literal(self, node: lark.ParseTree) -> str:
+        """The type of a literal, from its token."""
         tok = node.children[0]
         kind = tok.type if isinstance(tok, lark.Token) else ""
         return {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double", "STRING_LIT": "string",
@@ -219,17 +231,21 @@ class Checker:
                 "NULL_LIT": "null"}.get(kind, DYN)
 
     def v_list_lit(self, node: lark.ParseTree) -> str:
+        """A list literal (its items are checked)."""
         self.generic(node)
         return "list"
 
     def v_map_lit(self, node: lark.ParseTree) -> str:
+        """A map literal (its keys and values are checked)."""
         self.generic(node)
         return "map"
 
     def v_paren_expr(self, node: lark.ParseTree) -> str:
+        """``(x)`` has the type of ``x``."""
         return self.visit(self.exprs(node)[0])
 
     def v_ident(self, node: lark.ParseTree) -> str:
+        """``device``, a macro variable in scope, or a type name; anything else is undeclared."""
         tok = node.children[0]
         name = str(tok)
         if name == "device":
@@ -241,16 +257,18 @@ class Checker:
         raise self.fail(tok, f"undeclared reference to '{name}' (in container '')")
 
     def v_dot_ident(self, node: lark.ParseTree) -> str:
+        """``.name`` (a root-scoped identifier), as a plain identifier."""
         return self.v_ident(node)
 
     def v_ident_arg(self, node: lark.ParseTree) -> str:
+        """A global function call: known name, argument count and argument types; ``has()`` needs a field selection."""
         tok = node.children[0]
         name = str(tok)
         args = self.exprs(node.children[1] if len(node.children) > 1 else None)
         sig = GLOBALS.get(name)
         if sig is None:
             raise self.fail(tok, f"undeclared reference to '{name}' (in container '')")
-        if name == "has":
+        if name == "has":  # a macro, not a function: its argument is not evaluated
             if len(args) != 1 or not _is_field_selection(args[0]):
                 raise self.fail(tok, "invalid argument to has() macro")
             self.visit(args[0])
@@ -266,6 +284,7 @@ class Checker:
     v_dot_ident_arg = v_ident_arg
 
     def v_member_dot(self, node: lark.ParseTree) -> str:
+        """Field selection: ``device`` has four fields; attribute and capacity maps yield dyn and Quantity."""
         target, name_tok = node.children[0], node.children[1]
         t = self.visit(target) if isinstance(target, lark.Tree) else DYN
         name = str(name_tok)
@@ -282,6 +301,7 @@ class Checker:
         return DYN
 
     def v_member_index(self, node: lark.ParseTree) -> str:
+        """Indexing: ``device.attributes[domain]`` and ``device.capacity[domain]`` need string keys."""
         target, index = self.exprs(node)
         t = self.visit(target)
         it = self.visit(index)
@@ -298,10 +318,12 @@ class Checker:
         return DYN
 
     def _want_string_key(self, index: lark.ParseTree, t: str) -> None:
+        """Device attribute and capacity maps are keyed by strings (domains)."""
         if t not in (DYN, "string"):
             raise self.no_overload(index, "_[_]", ["map(string, dyn)", t])
 
     def v_member_dot_arg(self, node: lark.ParseTree) -> str:
+        """A macro (``all``, ``exists``...) or a method call with a known receiver type."""
         target, name_tok = node.children[0], node.children[1]
         name = str(name_tok)
         args = self.exprs(node.children[2] if len(node.children) > 2 else None)
@@ -318,9 +340,11 @@ class Checker:
         bad_recv = recv != DYN and sig.receivers is not None and recv not in sig.receivers
         bad_args = not sig.min_args <= len(args) <= sig.max_args or any(
             t != DYN and t != want for t, want in zip(types, sig.arg_types, strict=False))
+        # Quantity compares with Quantity, Semver with Semver: never across.
         if name in ("compareTo", "isGreaterThan", "isLessThan") and recv != DYN and types and \
                 types[0] != DYN and types[0] != recv:
             bad_args = True
+        # Quantity arithmetic takes a Quantity or an int (the Kubernetes library's overloads).
         if name in ("add", "sub") and types and types[0] not in (DYN, "int", "Quantity"):
             bad_args = True
         if bad_recv or bad_args:
@@ -329,6 +353,7 @@ class Checker:
         return sig.result
 
     def _macro(self, target: lark.ParseTree, name_tok: lark.Token | lark.ParseTree, args: list[lark.ParseTree]) -> str:
+        """A comprehension: the range must be iterable and the variable a plain name, which is in scope in the body."""
         name = str(name_tok)
         recv = self.visit(target)
         if recv not in (DYN, "list", "map", "attrmap", "capmap"):
@@ -340,16 +365,12 @@ class Checker:
                             f"undeclared reference to '{name}' (in container '')")
         var = _ident_name(args[0])
         assert var is not None
-        bound = _literal_len(target) or COMPREHENSION_BOUND
-        before = self.cost
         self.scope.append(var)
         try:
             for a in args[1:]:
                 self.visit(a)
         finally:
             self.scope.pop()
-        body = self.cost - before
-        self.cost = before + body * bound
         return MACROS[name]
 
 
@@ -365,6 +386,7 @@ def tree_depth(tree: lark.ParseTree) -> int:
 
 
 def _position(node: lark.ParseTree | lark.Token) -> tuple[int, int]:
+    """(line, column) of a node (its first token), 1-based, for error messages."""
     if isinstance(node, lark.Token):
         return node.line or 1, node.column or 1
     for tok in node.scan_values(lambda v: isinstance(v, lark.Token)):
@@ -382,6 +404,7 @@ def _unwrap(node: lark.ParseTree) -> lark.ParseTree:
 
 
 def _ident_name(node: lark.ParseTree) -> str | None:
+    """The name when ``node`` is a plain identifier (macro variables must be), else None."""
     n = _unwrap(node)
     if n.data == "ident" and isinstance(n.children[0], lark.Token):
         return str(n.children[0])
@@ -389,18 +412,12 @@ def _ident_name(node: lark.ParseTree) -> str | None:
 
 
 def _is_field_selection(node: lark.ParseTree) -> bool:
+    """Whether ``node`` is ``a.b`` or ``a[b]`` (what ``has()`` accepts)."""
     return _unwrap(node).data in ("member_dot", "member_index")
 
 
 def _is_device_field(node: lark.ParseTree, names: tuple[str, ...]) -> bool:
+    """Whether ``node`` is ``device.<one of names>``."""
     n = _unwrap(node)
     return (n.data == "member_dot" and str(n.children[1]) in names
             and isinstance(n.children[0], lark.Tree) and _ident_name(n.children[0]) == "device")
-
-
-def _literal_len(node: lark.ParseTree) -> int:
-    n = _unwrap(node)
-    if n.data == "list_lit":
-        return sum(len([c for c in e.children if isinstance(c, lark.Tree)])
-                   for e in n.children if isinstance(e, lark.Tree)) or 1
-    return 0

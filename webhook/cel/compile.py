@@ -3,7 +3,14 @@
 ``compile_selector`` parses with cel-python, runs the static checks of ``check``, binds the
 Kubernetes functions of ``library`` and caches the result per expression text (LRU).
 ``device_view`` converts one ResourceSlice device into the ``device`` variable once, so a
-selector can be matched against many devices cheaply. Pure: no I/O, no clock.
+selector can be matched against many devices cheaply.
+
+Evaluation is bounded twice, as upstream bounds it: the static estimate (``cost``) refuses
+expressions whose worst case is over ``MAX_COST``, and a run-time meter stops an evaluation that
+spends ``MAX_COST`` units (a CelRuntimeError for that device, in cel-go's words). The meter also
+watches the deadline of ``deadline_scope`` (set by the caller around optional work): past it,
+evaluation raises ``CelDeadlineExceeded``, which is not a device's fault and must not be cached
+as one. Pure apart from reading the clock for that deadline: no I/O.
 """
 
 from __future__ import annotations
@@ -11,8 +18,10 @@ from __future__ import annotations
 import re
 import sys
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -20,9 +29,10 @@ import celpy
 import lark
 from celpy import celtypes
 from celpy.celparser import CELParseError
-from celpy.evaluation import CELEvalError
+from celpy.evaluation import CELEvalError, Evaluator
 
-from webhook.cel.check import MAX_COST, Checker, CheckError
+from webhook.cel.check import Checker, CheckError
+from webhook.cel.cost import MAX_COST, TRAVERSAL, estimate
 from webhook.cel.library import FUNCTIONS, CelQuantity, CelSemver, parse_semver, type_name
 from webhook.cel.native import NativeError, NativeEval, NativeFallback, translate
 from webhook.quantity import QuantityError, parse_quantity
@@ -52,6 +62,78 @@ class CelRuntimeError(RuntimeError):
         self.message = message
 
 
+class CelDeadlineExceeded(Exception):
+    """Evaluation stopped because the deadline of ``deadline_scope`` passed (not an error of the
+    device or the expression: the caller ran out of time)."""
+
+
+COST_EXCEEDED = "operation cancelled: actual cost limit exceeded"
+"""cel-go's runtime error when an evaluation spends more than its cost limit."""
+CHECK_EVERY = 128
+"""The meter reads the clock once per this many evaluation steps."""
+
+_scope = threading.local()
+
+
+@contextmanager
+def deadline_scope(deadline: float | None) -> Iterator[None]:
+    """Evaluations in this thread stop at ``deadline`` (a ``time.monotonic()`` value) inside
+    the block, raising ``CelDeadlineExceeded``; None leaves only the cost limit. Nests."""
+    saved = getattr(_scope, "deadline", None)
+    _scope.deadline = deadline if saved is None or deadline is None else min(saved, deadline)
+    try:
+        yield
+    finally:
+        _scope.deadline = saved
+
+
+class _Meter:
+    """Cost spent by one evaluation, and the deadline it must stop at."""
+
+    __slots__ = ("left", "deadline", "steps")
+
+    def __init__(self, budget: int, deadline: float | None) -> None:
+        self.left = budget
+        self.deadline = deadline
+        self.steps = 0
+
+    def spend(self, units: int) -> None:
+        """Charge ``units``; raises CelRuntimeError (cel-go's words) past the budget."""
+        self.left -= units
+        if self.left < 0:
+            raise CelRuntimeError(COST_EXCEEDED)
+
+    def tick(self) -> None:
+        """One evaluation step: a unit of cost, and now and then a look at the clock."""
+        self.spend(1)
+        self.steps += 1
+        if self.deadline is not None and not self.steps % CHECK_EVERY and time.monotonic() > self.deadline:
+            raise CelDeadlineExceeded
+
+
+class _MeteredEvaluator(Evaluator):
+    """celpy's tree-walking evaluator with every node visit (and the size of every string or
+    list a node yields) charged to a ``_Meter``; macro bodies share their parent's meter."""
+
+    def __init__(self, ast: lark.ParseTree, activation: Any, meter: _Meter) -> None:
+        super().__init__(ast, activation)
+        self.meter = meter
+
+    def sub_evaluator(self, ast: lark.ParseTree) -> Evaluator:
+        """The evaluator of a macro body: same activation chain, same meter."""
+        return _MeteredEvaluator(ast, self.activation, self.meter)
+
+    # lark's Interpreter routes every child visit through _visit_tree (visit() and
+    # visit_children() both do), so this one override sees each node exactly once.
+    def _visit_tree(self, tree: lark.ParseTree) -> Any:
+        self.meter.tick()
+        value = super()._visit_tree(tree)
+        # Long strings and lists cost what reading them costs (cel-go's traversal factor).
+        if isinstance(value, (str, bytes, list)) and len(value) > 16:
+            self.meter.spend(int(len(value) * TRAVERSAL))
+        return value
+
+
 class DeviceView:
     """The ``device`` CEL variable for one device; opaque to callers, built by ``device_view``.
 
@@ -74,6 +156,7 @@ class DeviceView:
 
     @property
     def value(self) -> celtypes.MapType:
+        """The celpy ``device`` map, built on first use."""
         if self._value is None:
             self._value = celtypes.MapType({
                 celtypes.StringType("driver"): celtypes.StringType(self.driver),
@@ -112,7 +195,7 @@ def device_view(driver: str, attributes: Mapping[str, Any] | None, capacity: Map
     attrs: dict[str, dict[str, Any]] = {}
     for name, raw in (attributes or {}).items():
         value = _attribute_value(raw)
-        if value is None:
+        if value is None:  # keep the first problem only: that is what every match will report
             error = error or f"attribute {name}: unsupported attribute value"
             continue
         domain, ident = _split_name(str(name), driver)
@@ -121,6 +204,7 @@ def device_view(driver: str, attributes: Mapping[str, Any] | None, capacity: Map
     for name, raw in (capacity or {}).items():
         v = raw.get("value") if isinstance(raw, Mapping) else None
         try:
+            # Strings (the wire form) go through the cache; a number is parsed as it is.
             cq = _cel_quantity(v) if isinstance(v, str) else CelQuantity(parse_quantity(v))
         except QuantityError:
             error = error or f"capacity {name}: unsupported capacity value"
@@ -131,6 +215,7 @@ def device_view(driver: str, attributes: Mapping[str, Any] | None, capacity: Map
 
 
 def _split_name(name: str, driver: str) -> tuple[str, str]:
+    """(domain, id) of a qualified attribute or capacity name; no domain means the driver's."""
     if "/" in name:
         domain, _, ident = name.partition("/")
         return domain, ident
@@ -145,11 +230,13 @@ def _scalar(cls: type, v: Any) -> Any:
 
 @lru_cache(maxsize=16384)
 def _cel_quantity(text: str) -> CelQuantity:
+    """A parsed capacity value; devices of one slice mostly share a few values."""
     return CelQuantity(parse_quantity(text))
 
 
 @lru_cache(maxsize=16384)
 def _semver(text: str) -> CelSemver | None:
+    """A parsed version attribute, or None when it is not a semantic version."""
     return parse_semver(text)
 
 
@@ -162,6 +249,7 @@ def _attribute_value(raw: Any) -> Any:
         v = raw.get(key)
         if v is None:
             continue
+        # JSON gives bools for ints and vice versa only in broken objects: unsupported values.
         if key == "int" and (isinstance(v, bool) or not isinstance(v, int)):
             return None
         if key == "bool" and not isinstance(v, bool):
@@ -169,7 +257,7 @@ def _attribute_value(raw: Any) -> Any:
         if key == "string" and not isinstance(v, str):
             return None
         return _scalar(cls, v)
-    if isinstance(raw.get("version"), str):
+    if isinstance(raw.get("version"), str):  # an unparsable version is an unsupported value
         return _semver(raw["version"])
     lists = {"ints": celtypes.IntType, "bools": celtypes.BoolType, "strings": celtypes.StringType}
     for key, cls in lists.items():
@@ -236,9 +324,15 @@ class Selector:
         return self._evaluate(view)
 
     def _evaluate(self, view: DeviceView) -> bool:
-        """The celpy evaluation (``matches`` without the native shortcuts)."""
+        """The celpy evaluation (``matches`` without the native shortcuts), metered."""
+        meter = _Meter(MAX_COST, getattr(_scope, "deadline", None))
+        # Checked before starting too: a loop over many devices must stop at once, not after
+        # CHECK_EVERY steps of each device.
+        if meter.deadline is not None and time.monotonic() > meter.deadline:
+            raise CelDeadlineExceeded
+        evaluator = _MeteredEvaluator(self._program.ast, self._program.new_activation(), meter)
         try:
-            result = self._program.evaluate({"device": view.value})
+            result = evaluator.evaluate({"device": view.value})
         except CELEvalError as e:
             raise CelRuntimeError(_runtime_message(e)) from None
         except RecursionError:  # pragma: no cover - check.MAX_TREE_DEPTH prevents it
@@ -258,6 +352,7 @@ _INNER_ERROR = re.compile(r"""CELEvalError\(\*\((["'])(.*?)\1, """)
 
 
 def _runtime_message(e: CELEvalError) -> str:
+    """cel-go's wording for a celpy evaluation error (missing keys, failed operands of ``&&``/``||``)."""
     text = str(e.args[0]) if e.args else "evaluation error"
     if text.startswith(("found no matching overload for _&&_", "found no matching overload for _||_")) \
             and len(e.args) > 2:
@@ -284,6 +379,7 @@ _cache: OrderedDict[str, Selector | CelCompileError] = OrderedDict()
 
 
 def _environment() -> celpy.Environment:
+    """The one celpy environment of the process (built on first use: it costs ~0.3 s)."""
     global _env
     if _env is None:
         _env = celpy.Environment()  # sets a recursion limit of 2500; we need more (see above)
@@ -293,6 +389,7 @@ def _environment() -> celpy.Environment:
 
 
 def _build(expression: str) -> Selector | CelCompileError:
+    """Compile one expression: length, parse, static checks, result type, cost; then bind the functions."""
     if expression == "":
         return CelCompileError("expression must not be empty")
     if len(expression.encode("utf-8", "surrogatepass")) > MAX_EXPRESSION_LENGTH:
@@ -305,13 +402,15 @@ def _build(expression: str) -> Selector | CelCompileError:
     except (lark.exceptions.LarkError, RecursionError, ValueError) as e:
         return CelCompileError(f"compilation failed: ERROR: <input>:1:1: Syntax error: {e}")
     try:
-        result_type, cost = Checker(tree).run()
+        result_type = Checker(tree).run()
     except CheckError as e:
         return CelCompileError(f"compilation failed: {e}")
+    cost = estimate(tree)
     if result_type not in ("bool", "dyn"):
         return CelCompileError(f"must evaluate to bool, not {result_type}")
     if cost > MAX_COST:
         return CelCompileError("too complex, exceeds cost limit", too_complex=True)
+    # dyn() only changes the static type; celpy has no such function.
     functions: dict[str, Callable[..., Any]] = dict(FUNCTIONS, dyn=lambda v: v)
     functions["_&&_"], functions["_||_"] = _logical_and, _logical_or
     program = env.program(tree, functions=functions)
@@ -319,6 +418,7 @@ def _build(expression: str) -> Selector | CelCompileError:
 
 
 def _logical_and(x: Any, y: Any) -> Any:
+    """``&&`` reporting the first operand's error when both fail (celpy hides both)."""
     # celpy turns ``error && error`` into a "no matching overload for _&&_" error whose text
     # hides both; cel-go reports the first operand's error.
     if isinstance(x, CELEvalError) and isinstance(y, CELEvalError):
@@ -327,12 +427,14 @@ def _logical_and(x: Any, y: Any) -> Any:
 
 
 def _logical_or(x: Any, y: Any) -> Any:
+    """``||`` with the same error rule as ``_logical_and``."""
     if isinstance(x, CELEvalError) and isinstance(y, CELEvalError):
         return x
     return celtypes.logical_or(x, y)
 
 
 def _syntax_message(e: CELParseError) -> str:
+    """A parse error in cel-go's layout: position, then the excerpt with a caret."""
     excerpt = str(e.args[0]) if e.args else ""
     lines = excerpt.rstrip("\n").split("\n")
     where = f"<input>:{e.line or 1}:{e.column or 1}"
@@ -342,6 +444,8 @@ def _syntax_message(e: CELParseError) -> str:
 
 def compile_result(expression: str) -> Selector | CelCompileError:
     """Compile (or fetch from the cache) without raising; errors are cached too."""
+    # The lock guards the LRU only: compiling happens outside it, so two threads may compile
+    # the same new expression at once; both get the same answer.
     with _lock:
         hit = _cache.get(expression)
         if hit is not None:
@@ -373,5 +477,6 @@ def cache_info() -> tuple[int, int]:
 
 
 def clear_cache() -> None:
+    """Forget every compiled expression (tests)."""
     with _lock:
         _cache.clear()

@@ -16,7 +16,7 @@ from typing import Any
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
-from webhook.quantity import MAX_INT64, Quantity, QuantityError, parse_quantity
+from webhook.quantity import INT64_MAX, Quantity, QuantityError, parse_quantity
 
 
 def err(message: str) -> CELEvalError:
@@ -70,12 +70,14 @@ class CelSemver:
         self.major, self.minor, self.patch, self.pre, self.build = major, minor, patch, pre, build
 
     def _key(self) -> tuple[Any, ...]:
+        """The precedence key of semver.org section 11."""
         # A release sorts after its pre-releases; numeric identifiers sort before alphanumeric.
         pre: tuple[tuple[int, int | str], ...] = tuple(
             (0, int(p)) if p.isdigit() else (1, p) for p in self.pre)
         return (self.major, self.minor, self.patch, 0 if self.pre else 1, pre)
 
     def __eq__(self, other: object) -> bool:
+        # Build metadata does not take part in precedence (semver.org section 10).
         return isinstance(other, CelSemver) and self._key() == other._key()
 
     def __lt__(self, other: CelSemver) -> bool:
@@ -104,7 +106,8 @@ def parse_semver(text: str, normalize: bool = False) -> CelSemver | None:
     if not m:
         return None
     major, minor, patch = (int(g) for g in m.group(1, 2, 3))
-    if max(major, minor, patch) > MAX_INT64:
+    # The Kubernetes library keeps the parts in uint64/int64: larger numbers do not parse.
+    if max(major, minor, patch) > INT64_MAX:
         return None
     pre = tuple(m.group(4).split(".")) if m.group(4) else ()
     return CelSemver(major, minor, patch, pre, m.group(5) or "")
@@ -114,6 +117,7 @@ def parse_semver(text: str, normalize: bool = False) -> CelSemver | None:
 
 
 def _no_overload(name: str, *args: Any) -> CELEvalError:
+    """cel-go's "no such overload" error value for a call with these argument types."""
     types = ", ".join(type_name(a) for a in args)
     return err(f"no such overload: {name}({types})")
 
@@ -132,6 +136,7 @@ def type_name(v: Any) -> str:
 
 
 def f_quantity(s: Any) -> Any:
+    """``quantity(s)``: the Quantity ``s`` denotes, or an error value."""
     if not isinstance(s, celtypes.StringType):
         return _no_overload("quantity", s)
     try:
@@ -141,6 +146,7 @@ def f_quantity(s: Any) -> Any:
 
 
 def f_is_quantity(s: Any) -> Any:
+    """``isQuantity(s)``: whether ``s`` parses as a Quantity."""
     if not isinstance(s, celtypes.StringType):
         return _no_overload("isQuantity", s)
     try:
@@ -151,6 +157,7 @@ def f_is_quantity(s: Any) -> Any:
 
 
 def f_semver(s: Any, normalize: Any = None) -> Any:
+    """``semver(s[, normalize])``: the Semver ``s`` denotes, or an error value."""
     if not isinstance(s, celtypes.StringType) or not (
             normalize is None or isinstance(normalize, celtypes.BoolType)):
         return _no_overload("semver", s)
@@ -159,6 +166,7 @@ def f_semver(s: Any, normalize: Any = None) -> Any:
 
 
 def f_is_semver(s: Any, normalize: Any = None) -> Any:
+    """``isSemver(s[, normalize])``: whether ``s`` parses as a Semver."""
     if not isinstance(s, celtypes.StringType):
         return _no_overload("isSemver", s)
     return celtypes.BoolType(parse_semver(str(s), bool(normalize)) is not None)
@@ -174,6 +182,7 @@ def _operand(name: str, a: Any, b: Any) -> tuple[Any, Any] | CELEvalError:
 
 
 def f_compare_to(a: Any, b: Any) -> Any:
+    """``a.compareTo(b)``: -1, 0 or 1 for two Quantities or two Semvers."""
     pair = _operand("compareTo", a, b)
     if isinstance(pair, CELEvalError):
         return pair
@@ -182,16 +191,19 @@ def f_compare_to(a: Any, b: Any) -> Any:
 
 
 def f_is_greater_than(a: Any, b: Any) -> Any:
+    """``a.isGreaterThan(b)`` for two Quantities or two Semvers."""
     pair = _operand("isGreaterThan", a, b)
     return pair if isinstance(pair, CELEvalError) else celtypes.BoolType(pair[0] > pair[1])
 
 
 def f_is_less_than(a: Any, b: Any) -> Any:
+    """``a.isLessThan(b)`` for two Quantities or two Semvers."""
     pair = _operand("isLessThan", a, b)
     return pair if isinstance(pair, CELEvalError) else celtypes.BoolType(pair[0] < pair[1])
 
 
 def _arith(name: str, sign: int) -> Callable[[Any, Any], Any]:
+    """``q.add(x)`` / ``q.sub(x)`` with a Quantity or an int."""
     def fn(a: Any, b: Any) -> Any:
         if not isinstance(a, CelQuantity):
             return _no_overload(name, a, b)
@@ -207,28 +219,32 @@ def _arith(name: str, sign: int) -> Callable[[Any, Any], Any]:
 
 
 def f_as_integer(a: Any) -> Any:
+    """``q.asInteger()``: an int64, or an error when not a whole number in range."""
     if not isinstance(a, CelQuantity):
         return _no_overload("asInteger", a)
     v = a.q.value
-    if v.denominator != 1 or not (-MAX_INT64 - 1 <= v <= MAX_INT64):
+    if v.denominator != 1 or not (-INT64_MAX - 1 <= v <= INT64_MAX):
         return err("cannot convert value to integer")
     return celtypes.IntType(int(v))
 
 
 def f_is_integer(a: Any) -> Any:
+    """``q.isInteger()``: whether ``asInteger`` would succeed."""
     if not isinstance(a, CelQuantity):
         return _no_overload("isInteger", a)
     v = a.q.value
-    return celtypes.BoolType(v.denominator == 1 and -MAX_INT64 - 1 <= v <= MAX_INT64)
+    return celtypes.BoolType(v.denominator == 1 and -INT64_MAX - 1 <= v <= INT64_MAX)
 
 
 def f_as_approximate_float(a: Any) -> Any:
+    """``q.asApproximateFloat()``: the nearest double."""
     if not isinstance(a, CelQuantity):
         return _no_overload("asApproximateFloat", a)
     return celtypes.DoubleType(float(a.q.value))
 
 
 def f_sign(a: Any) -> Any:
+    """``q.sign()``: -1, 0 or 1."""
     if not isinstance(a, CelQuantity):
         return _no_overload("sign", a)
     v = a.q.value
@@ -236,6 +252,7 @@ def f_sign(a: Any) -> Any:
 
 
 def _semver_part(name: str) -> Callable[[Any], Any]:
+    """``v.major()`` / ``minor()`` / ``patch()``."""
     def fn(a: Any) -> Any:
         if not isinstance(a, CelSemver):
             return _no_overload(name, a)
@@ -247,24 +264,27 @@ def _semver_part(name: str) -> Callable[[Any], Any]:
 
 
 def _str_fn(name: str, fn: Callable[..., Any], nargs: tuple[type, ...]) -> Callable[..., Any]:
+    """A string extension: checks the receiver and argument types, turns Python errors into error values."""
     def wrapped(s: Any, *args: Any) -> Any:
         if not isinstance(s, celtypes.StringType) or len(args) > len(nargs) or not all(
                 isinstance(a, t) for a, t in zip(args, nargs, strict=False)):
             return _no_overload(name, s, *args)
         try:
             return fn(str(s), *args)
-        except (ValueError, IndexError) as e:
+        except (ValueError, IndexError) as e:  # an error value: && and || may still absorb it
             return err(f"{name}: {e}")
     return wrapped
 
 
 def _ascii(s: str, upper: bool) -> celtypes.StringType:
+    """ASCII-only case mapping, as ext.Strings does (other letters are left alone)."""
     table = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ") if upper else \
         str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
     return celtypes.StringType(s.translate(table))
 
 
 def _substring(s: str, start: Any, end: Any = None) -> Any:
+    """``s.substring(start[, end])``, in code points, erring outside the string."""
     stop = len(s) if end is None else int(end)
     if not 0 <= int(start) <= stop <= len(s):
         raise IndexError(f"index out of range: {int(start)}, {stop}")
@@ -272,14 +292,16 @@ def _substring(s: str, start: Any, end: Any = None) -> Any:
 
 
 def _split(s: str, sep: Any, n: Any = None) -> celtypes.ListType:
-    if n is not None and int(n) == 0:
+    """``s.split(sep[, n])``: n < 0 means all parts, 0 none, else at most n."""
+    if n is not None and int(n) == 0:  # Go's strings.SplitN: n == 0 gives no parts at all
         return celtypes.ListType([])
     parts = s.split(str(sep)) if (n is None or int(n) < 0) else s.split(str(sep), int(n) - 1)
     return celtypes.ListType([celtypes.StringType(p) for p in parts])
 
 
 def _index_of(s: Any, sub: Any, last: bool = False) -> Any:
-    if isinstance(s, celtypes.ListType):
+    """``indexOf``/``lastIndexOf`` of a substring in a string or an element in a list; -1 when absent."""
+    if isinstance(s, celtypes.ListType):  # the lists extension: element positions
         idx = [i for i, x in enumerate(s) if x == sub]
         return celtypes.IntType((idx[-1] if last else idx[0]) if idx else -1)
     if isinstance(s, celtypes.StringType) and isinstance(sub, celtypes.StringType):
@@ -288,12 +310,14 @@ def _index_of(s: Any, sub: Any, last: bool = False) -> Any:
 
 
 def _join(lst: Any, sep: Any = None) -> Any:
+    """``list.join([sep])`` of a list of strings."""
     if not isinstance(lst, celtypes.ListType) or not all(isinstance(x, celtypes.StringType) for x in lst):
         return _no_overload("join", lst)
     return celtypes.StringType(("" if sep is None else str(sep)).join(str(x) for x in lst))
 
 
 def _list_agg(name: str) -> Callable[[Any], Any]:
+    """``isSorted``, ``sum``, ``min``, ``max`` of a list (mixed types are no overload)."""
     def fn(lst: Any) -> Any:
         if not isinstance(lst, celtypes.ListType):
             return _no_overload(name, lst)
@@ -302,7 +326,7 @@ def _list_agg(name: str) -> Callable[[Any], Any]:
         try:
             if name == "isSorted":
                 return celtypes.BoolType(all(items[i] <= items[i + 1] for i in range(len(items) - 1)))
-            if name == "sum":
+            if name == "sum":  # start from the first element so a list of doubles stays double
                 return sum(items[1:], items[0]) if items else celtypes.IntType(0)
             if not items:
                 return err(f"{name}(list) argument must not be empty")
@@ -313,6 +337,7 @@ def _list_agg(name: str) -> Callable[[Any], Any]:
 
 
 def _replace(s: str, old: Any, new: Any, n: Any = None) -> celtypes.StringType:
+    """``s.replace(old, new[, n])``: at most n replacements (all when absent or negative)."""
     return celtypes.StringType(s.replace(str(old), str(new), -1 if n is None else int(n)))
 
 

@@ -50,6 +50,7 @@ class NativeFallback(Exception):
 
 
 class NativeDevice(Protocol):
+    """What the native evaluator reads of a device (``DeviceView`` provides it)."""
     driver: str
     attrs: Mapping[str, Mapping[str, Any]]
     caps: Mapping[str, Mapping[str, Any]]
@@ -70,6 +71,7 @@ _SCALARS = (celtypes.StringType, celtypes.IntType, celtypes.BoolType)
 
 
 def no_such_key(key: str) -> str:
+    """CEL's runtime error text for a missing map key."""
     return f"no such key: {key} (consider using has() or the in operator to check whether the key exists)"
 
 
@@ -112,6 +114,7 @@ def _literal(node: Any) -> Any:
 
 
 def _device_field(node: Any) -> str | None:
+    """The field name when ``node`` is ``device.<field>``, else None."""
     n = _unwrap(node)
     if not (isinstance(n, lark.Tree) and n.data == "member_dot" and len(n.children) == 2):
         return None
@@ -123,6 +126,7 @@ def _device_field(node: Any) -> str | None:
 
 
 def _string_key(node: Any) -> str | None:
+    """The value of a string literal used as a map key, else None."""
     lit = _literal(node)
     return str(lit) if isinstance(lit, celtypes.StringType) else None
 
@@ -150,59 +154,57 @@ def _ref(node: Any) -> tuple[str, str, str] | None:
 
 
 def _exprs(node: Any) -> list[Any]:
+    """The expression children of an (optional) expression list."""
     if not isinstance(node, lark.Tree):  # an omitted optional exprlist is None
         return []
     return [c for c in node.children if isinstance(c, lark.Tree)]
 
 
-def _quantity_method(node: Any) -> tuple[str, str, str, Fraction] | None:
-    """(method, domain, id, value) for device.capacity["d"].id.<method>(quantity("q"))."""
+def _method_call(node: Any, source: str, function: str) -> tuple[str, str, str, str] | None:
+    """(method, domain, id, literal) for ``device.<source>["d"].id.<method>(<function>("literal"))``."""
     n = _unwrap(node)
     if not (isinstance(n, lark.Tree) and n.data == "member_dot_arg" and len(n.children) == 3):
         return None
     ref = _ref(n.children[0])
     args = _exprs(n.children[2])
-    if ref is None or ref[0] != "capacity" or len(args) != 1:
+    if ref is None or ref[0] != source or len(args) != 1:
         return None
     call = _unwrap(args[0])
     if not (isinstance(call, lark.Tree) and call.data == "ident_arg" and len(call.children) == 2
-            and str(call.children[0]) == "quantity"):
+            and str(call.children[0]) == function):
         return None
-    qargs = _exprs(call.children[1])
-    text = _literal(qargs[0]) if len(qargs) == 1 else None
+    fargs = _exprs(call.children[1])
+    text = _literal(fargs[0]) if len(fargs) == 1 else None
     if not isinstance(text, celtypes.StringType):
         return None
+    return str(n.children[1]), ref[1], ref[2], str(text)
+
+
+def _quantity_method(node: Any) -> tuple[str, str, str, Fraction] | None:
+    """(method, domain, id, value) for device.capacity["d"].id.<method>(quantity("q"))."""
+    m = _method_call(node, "capacity", "quantity")
+    if m is None:
+        return None
     try:
-        value = parse_quantity(str(text)).value
+        value = parse_quantity(m[3]).value
     except QuantityError:  # celpy reports the bad literal per device: leave it to celpy
         return None
-    return str(n.children[1]), ref[1], ref[2], value
+    return m[0], m[1], m[2], value
 
 
 def _semver_method(node: Any) -> tuple[str, str, str, tuple[Any, ...]] | None:
     """(method, domain, id, version key) for device.attributes["d"].id.<method>(semver("v"))."""
-    n = _unwrap(node)
-    if not (isinstance(n, lark.Tree) and n.data == "member_dot_arg" and len(n.children) == 3):
+    m = _method_call(node, "attributes", "semver")
+    if m is None:
         return None
-    ref = _ref(n.children[0])
-    args = _exprs(n.children[2])
-    if ref is None or ref[0] != "attributes" or len(args) != 1:
-        return None
-    call = _unwrap(args[0])
-    if not (isinstance(call, lark.Tree) and call.data == "ident_arg" and len(call.children) == 2
-            and str(call.children[0]) == "semver"):
-        return None
-    sargs = _exprs(call.children[1])
-    text = _literal(sargs[0]) if len(sargs) == 1 else None
-    if not isinstance(text, celtypes.StringType):
-        return None
-    version = parse_semver(str(text))
+    version = parse_semver(m[3])
     if version is None:  # celpy reports the bad literal per device: leave it to celpy
         return None
-    return str(n.children[1]), ref[1], ref[2], version._key()
+    return m[0], m[1], m[2], version._key()
 
 
 def _operand(node: Any) -> tuple[Any, ...] | None:
+    """A descriptor of a comparison operand the native path can evaluate, else None."""
     lit = _literal(node)
     if lit is not None:
         return ("lit", lit)
@@ -224,6 +226,7 @@ def _operand(node: Any) -> tuple[Any, ...] | None:
 
 
 def _lookup(table: Mapping[str, Mapping[str, Any]], domain: str, ident: str) -> Any:
+    """A device's attribute or capacity value; the "no such key" error when absent."""
     v = table.get(domain, _EMPTY).get(ident)
     if v is None:
         raise NativeError(no_such_key(ident))
@@ -231,13 +234,16 @@ def _lookup(table: Mapping[str, Mapping[str, Any]], domain: str, ident: str) -> 
 
 
 def _driver_eq(lit: str, negate: bool) -> NativeEval:
+    """``device.driver == lit`` (or ``!=``)."""
     def ev(d: NativeDevice) -> bool:
         return (d.driver == lit) is not negate
     return ev
 
 
 def _attr_eq(domain: str, ident: str, lit: Any, negate: bool) -> NativeEval:
+    """``attribute == lit`` (or ``!=``); another runtime type is left to celpy."""
     want = type(lit)
+    # Compare plain str/int (the unbound methods skip celpy's operator dispatch).
     eq: Callable[[Any, Any], bool] = str.__eq__ if want is celtypes.StringType else int.__eq__
     plain: Any = str(lit) if want is celtypes.StringType else int(lit)
 
@@ -245,13 +251,14 @@ def _attr_eq(domain: str, ident: str, lit: Any, negate: bool) -> NativeEval:
         v = d.attrs.get(domain, _EMPTY).get(ident)
         if v is None:
             raise NativeError(no_such_key(ident))
-        if type(v) is not want:
+        if type(v) is not want:  # e.g. an int attribute compared with a string: celpy decides
             raise NativeFallback
         return eq(v, plain) is not negate
     return ev
 
 
 def _attr_bool(domain: str, ident: str) -> NativeEval:
+    """A bare bool attribute as the condition."""
     def ev(d: NativeDevice) -> bool:
         v = d.attrs.get(domain, _EMPTY).get(ident)
         if v is None:
@@ -263,6 +270,7 @@ def _attr_bool(domain: str, ident: str) -> NativeEval:
 
 
 def _cap_compare(domain: str, ident: str, q: Fraction, op: Callable[[Any, Any], bool], rhs: int) -> NativeEval:
+    """``capacity.compareTo(quantity(q)) <op> rhs``."""
     def ev(d: NativeDevice) -> bool:
         x = _lookup(d.caps, domain, ident).q.value
         return op((x > q) - (x < q), rhs)
@@ -270,6 +278,7 @@ def _cap_compare(domain: str, ident: str, q: Fraction, op: Callable[[Any, Any], 
 
 
 def _cap_method(domain: str, ident: str, q: Fraction, greater: bool) -> NativeEval:
+    """``capacity.isGreaterThan/isLessThan(quantity(q))``."""
     def ev(d: NativeDevice) -> bool:
         x = _lookup(d.caps, domain, ident).q.value
         return bool(x > q if greater else x < q)
@@ -277,6 +286,7 @@ def _cap_method(domain: str, ident: str, q: Fraction, greater: bool) -> NativeEv
 
 
 def _version_key(d: NativeDevice, domain: str, ident: str) -> tuple[Any, ...]:
+    """The precedence key of a version attribute; non-versions are left to celpy."""
     v = d.attrs.get(domain, _EMPTY).get(ident)
     if v is None:
         raise NativeError(no_such_key(ident))
@@ -287,6 +297,7 @@ def _version_key(d: NativeDevice, domain: str, ident: str) -> tuple[Any, ...]:
 
 def _semver_compare(domain: str, ident: str, key: tuple[Any, ...], op: Callable[[Any, Any], bool],
                     rhs: int) -> NativeEval:
+    """``version.compareTo(semver(v)) <op> rhs``."""
     def ev(d: NativeDevice) -> bool:
         x = _version_key(d, domain, ident)
         return op((x > key) - (x < key), rhs)
@@ -294,6 +305,7 @@ def _semver_compare(domain: str, ident: str, key: tuple[Any, ...], op: Callable[
 
 
 def _semver_method_eval(domain: str, ident: str, key: tuple[Any, ...], greater: bool) -> NativeEval:
+    """``version.isGreaterThan/isLessThan(semver(v))``."""
     def ev(d: NativeDevice) -> bool:
         x = _version_key(d, domain, ident)
         return bool(x > key if greater else x < key)
@@ -301,6 +313,7 @@ def _semver_method_eval(domain: str, ident: str, key: tuple[Any, ...], greater: 
 
 
 def _not(inner: NativeEval) -> NativeEval:
+    """``!x``."""
     def ev(d: NativeDevice) -> bool:
         return not inner(d)
     return ev
@@ -359,6 +372,7 @@ def _chain(node: Any, data: str, out: list[Any]) -> None:
 
 
 def _bool(node: Any) -> NativeEval | None:
+    """A native evaluator for a boolean node, or None when any part is not a known shape."""
     n = _unwrap(node)
     if not isinstance(n, lark.Tree):
         return None
@@ -367,7 +381,7 @@ def _bool(node: Any) -> NativeEval | None:
         parts: list[Any] = []
         _chain(n, n.data, parts)
         terms = [_bool(p) for p in parts]
-        if any(t is None for t in terms):
+        if any(t is None for t in terms):  # one unknown term: the whole chain goes to celpy
             return None
         done = tuple(t for t in terms if t is not None)
         return _any(done) if n.data == "conditionalor" else _all(done)
@@ -392,10 +406,11 @@ def _bool(node: Any) -> NativeEval | None:
 
 
 def _relation(op: str, left_node: Any, right_node: Any) -> NativeEval | None:
+    """A native evaluator for ``a <op> b``, literals on either side, or None."""
     left, right = _operand(left_node), _operand(right_node)
     if left is None or right is None:
         return None
-    if left[0] == "lit" and right[0] != "lit":
+    if left[0] == "lit" and right[0] != "lit":  # "x" == a is a == "x", 3 < a is a > 3
         left, right, op = right, left, _MIRROR[op]
     if right[0] != "lit" or type(right[1]) not in _SCALARS:
         return None
@@ -406,7 +421,7 @@ def _relation(op: str, left_node: Any, right_node: Any) -> NativeEval | None:
             return None
         compare = _cap_compare if left[0] == "cmp" else _semver_compare
         return compare(left[1], left[2], left[3], _OPS[op], int(lit))
-    if op not in ("relation_eq", "relation_ne"):
+    if op not in ("relation_eq", "relation_ne"):  # ordering of strings/ints: left to celpy
         return None
     negate = op == "relation_ne"
     if left[0] == "driver":

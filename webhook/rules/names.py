@@ -11,6 +11,7 @@ import uuid
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, forbidden, invalid, required, too_long
+from webhook.rules.shape import type_error
 
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
@@ -143,14 +144,14 @@ def validate_required_name(value: Any, path: FieldPath,
     if value is None or value == "":
         return [required(path)]
     if not isinstance(value, str):
-        return [invalid(path, value, "must be a string")]
+        return [type_error(path, value, "string")]
     return [invalid(path, value, m) for m in check(value)]
 
 
 def validate_name_list(value: Any, path: FieldPath, check: Any = is_dns1123_label) -> list[FieldError]:
     """Invalid per failed message; empty string is just invalid (no Required)."""
     if not isinstance(value, str):
-        return [invalid(path, value, "must be a string")]
+        return [type_error(path, value, "string")]
     return [invalid(path, value, m) for m in check(value)]
 
 
@@ -159,7 +160,7 @@ def validate_csi_driver_name(value: Any, path: FieldPath) -> list[FieldError]:
     if value is None or value == "":
         return [required(path)]
     if not isinstance(value, str):
-        return [invalid(path, value, "must be a string")]
+        return [type_error(path, value, "string")]
     if len(value) > 63:
         return [too_long(path, 63)]
     return [invalid(path, value, m) for m in is_dns1123_subdomain(value.lower())]
@@ -171,7 +172,7 @@ def validate_object_meta(meta: Any, path: FieldPath, *, namespaced: bool,
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
-        return [invalid(path, meta, "must be an object")]
+        return [type_error(path, meta, "object")]
     errs: list[FieldError] = []
     name = meta.get("name")
     gen = meta.get("generateName")

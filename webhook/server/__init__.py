@@ -1,4 +1,4 @@
-"""HTTP shell: Flask app factory, gunicorn runner, TLS, metrics, JSON logs, live config.
+"""HTTP shell: Flask app factory, gunicorn runner and worker, TLS, metrics, JSON logs, live config.
 
 Thin by design: routes read the body, call ``webhook.admission`` and return JSON.
 """

@@ -3,6 +3,9 @@
 Two error channels: a body that is not an AdmissionReview gets an HTTP 4xx JSON error (the
 apiserver then applies the webhook's failurePolicy); a bug gets a JSON 500 logged once with the
 request uid. Objects that break rules are answered 200 with ``allowed: false``.
+
+``create_app`` wires four groups: live settings, the admission routes, the status routes
+(health, readiness, metrics, configz) and the error handlers. Nothing here decides admission.
 """
 
 from __future__ import annotations
@@ -13,23 +16,30 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, g, jsonify, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from webhook import BadReview, __version__
 from webhook.admission import decode_body
-from webhook.admission.envelope import parse_review
-from webhook.admission.pipeline import Endpoint, evaluate, respond
+from webhook.admission.envelope import AdmissionRequest, parse_review
+from webhook.admission.pipeline import Answer, Endpoint, Outcome, evaluate, respond
 from webhook.config import Settings, settings_fingerprint
 from webhook.server.live_config import SettingsHolder
 from webhook.state.base import StateSource
+
+if TYPE_CHECKING:  # imported for real only inside create_app, once the environment is final
+    from webhook.server.metrics import Instruments
 
 log = logging.getLogger("webhook.server")
 
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns))+$")
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+_MAP_KEY = re.compile(r"\[(?!\d+\])[^\]]*\]")
+
+Check = Callable[[], "bool | str | None"]
+"""A readiness check: True/None when fine; False or a reason (str) when not."""
 
 
 def parse_go_duration(text: str | None) -> float | None:
@@ -43,19 +53,32 @@ def parse_go_duration(text: str | None) -> float | None:
 
 
 class Health:
-    """Readiness inputs: extra checks (certs loaded...) and the draining flag."""
+    """Readiness inputs: extra checks (certificates loadable...) and the draining flag."""
 
     def __init__(self) -> None:
         self.draining = threading.Event()
+        """Set on SIGTERM: /readyz fails from then on."""
         self.warmed = threading.Event()
         """Set when the background allocator warm-up finished (reported by /configz, not readiness)."""
-        self.checks: dict[str, Callable[[], bool]] = {}
+        self.checks: dict[str, Check] = {}
+        """Named checks; a string result is the reason the check fails."""
 
-    def ready(self, state: StateSource | None) -> dict[str, bool]:
-        out = {name: bool(fn()) for name, fn in self.checks.items()}
+    def ready(self, state: StateSource | None) -> tuple[dict[str, bool], dict[str, str]]:
+        """(check name → passed, check name → why it failed) for /readyz."""
+        out: dict[str, bool] = {}
+        reasons: dict[str, str] = {}
+        for name, fn in self.checks.items():
+            got = fn()
+            out[name] = got is True or got is None
+            if isinstance(got, str):
+                reasons[name] = got
         out["state"] = state.ready() if state is not None else True
+        if not out["state"]:
+            reasons["state"] = "the cluster state is not synced yet"
         out["notDraining"] = not self.draining.is_set()
-        return out
+        if not out["notDraining"]:
+            reasons["notDraining"] = "shutting down"
+        return out, reasons
 
 
 def create_app(settings: Settings | SettingsHolder | None = None, state: StateSource | None = None,
@@ -66,22 +89,36 @@ def create_app(settings: Settings | SettingsHolder | None = None, state: StateSo
     from webhook.server import metrics  # after the environment is final (multiprocess mode)
 
     app = Flask("dra-webhook")
-    app.config["MAX_CONTENT_LENGTH"] = holder.current.max_body_bytes
     app.extensions["dra_webhook"] = {"settings": holder, "state": state, "health": health}
-    metrics.set_gates(holder.current.gates.values)
+    _follow_settings(app, holder, metrics)
+    _add_admission_routes(app, holder, state, metrics)
+    _add_status_routes(app, holder, state, health, metrics)
+    _add_error_handlers(app, holder, metrics)
+    return app
 
-    def on_change(s: Settings) -> None:
+
+def _follow_settings(app: Flask, holder: SettingsHolder, metrics: Instruments) -> None:
+    """Apply the settings the app itself uses now and after every reload (chained to any
+    ``on_change`` the holder already has)."""
+
+    def apply(s: Settings) -> None:
         app.config["MAX_CONTENT_LENGTH"] = s.max_body_bytes
         metrics.set_gates(s.gates.values)
 
-    prev = holder.on_change
+    previous = holder.on_change
 
     def chained(s: Settings) -> None:
-        if prev is not None:
-            prev(s)
-        on_change(s)
+        if previous is not None:
+            previous(s)
+        apply(s)
 
+    apply(holder.current)
     holder.on_change = chained
+
+
+def _add_admission_routes(app: Flask, holder: SettingsHolder, state: StateSource | None,
+                          metrics: Instruments) -> None:
+    """``/mutate`` and ``/validate``: read, review, record, answer."""
 
     def admit(endpoint: Endpoint) -> Response:
         settings_now = holder.current
@@ -95,29 +132,11 @@ def create_app(settings: Settings | SettingsHolder | None = None, state: StateSo
         metrics.IN_FLIGHT.inc()
         try:
             out = evaluate(req, settings_now, state, deadline=started + timeout, endpoint=endpoint)
-            body = respond(out, settings_now, endpoint, api_version=doc.get("apiVersion"))
+            answer = respond(out, settings_now, endpoint, api_version=doc.get("apiVersion"))
         finally:
             metrics.IN_FLIGHT.dec()
-        resp = body["response"]
-        decision = "allowed" if resp["allowed"] else "denied"
-        elapsed = time.monotonic() - started
-        metrics.REQUESTS.labels(endpoint, req.kind, req.operation, decision, str(req.dry_run).lower()).inc()
-        metrics.DURATION.labels(endpoint, req.kind).observe(elapsed)
-        for w in resp.get("warnings", ()):
-            metrics.WARNINGS.labels("feasibility" if w.startswith("feasibility:") else "other").inc()
-        extra: dict[str, Any] = {
-            "uid": req.uid, "kind": req.kind, "object_name": req.display_name, "namespace": req.namespace,
-            "operation": req.operation, "webhook": endpoint, "decision": decision,
-            "dry_run": req.dry_run, "patched": bool(resp.get("patch")),
-            "warnings": len(resp.get("warnings", ())), "latency_ms": round(elapsed * 1000, 2),
-        }
-        if not resp["allowed"]:
-            # Paths only, map keys masked: a key (label, attribute name) is object content too.
-            extra["causes"] = [_MAP_KEY.sub("[*]", c["field"]) for c in resp["status"]["details"]["causes"]][:20]
-        if settings_now.log_objects:
-            extra["object"] = req.obj
-        log.info("admission review", extra=extra)
-        return jsonify(body)
+        _record(metrics, endpoint, req, out, answer, time.monotonic() - started, settings_now)
+        return jsonify(answer.review)
 
     @app.post("/mutate")
     def mutate() -> Response:
@@ -127,16 +146,48 @@ def create_app(settings: Settings | SettingsHolder | None = None, state: StateSo
     def validate() -> Response:
         return admit("validate")
 
+
+def _record(metrics: Instruments, endpoint: Endpoint, req: AdmissionRequest, out: Outcome,
+            answer: Answer, elapsed: float, settings: Settings) -> None:
+    """Metrics and the one log line of an answered review, from the pipeline's answer. Label values
+    come from closed sets: a kind we have no rules for is ``other``, so made-up kinds cannot grow
+    /metrics."""
+    decision = "allowed" if answer.allowed else "denied"
+    kind = req.kind if out.handled else "other"
+    metrics.REQUESTS.labels(endpoint, kind, req.operation, decision, str(req.dry_run).lower()).inc()
+    metrics.DURATION.labels(endpoint, kind).observe(elapsed)
+    for w in answer.warnings:
+        metrics.WARNINGS.labels("feasibility" if w.startswith("feasibility:") else "other").inc()
+    extra: dict[str, Any] = {
+        "uid": req.uid, "kind": req.kind, "object_name": req.display_name, "namespace": req.namespace,
+        "operation": req.operation, "webhook": endpoint, "decision": decision,
+        "dry_run": req.dry_run, "patched": bool(answer.patch),
+        "warnings": len(answer.warnings), "latency_ms": round(elapsed * 1000, 2),
+    }
+    if not answer.allowed:
+        # Paths only, map keys masked: a key (label, attribute name) is object content too.
+        extra["causes"] = [_MAP_KEY.sub("[*]", f) for f in answer.causes][:20]
+    if settings.log_objects:
+        extra["object"] = req.obj
+    log.info("admission review", extra=extra)
+
+
+def _add_status_routes(app: Flask, holder: SettingsHolder, state: StateSource | None, health: Health,
+                       metrics: Instruments) -> None:
+    """``/healthz``, ``/readyz``, ``/metrics`` and ``/configz``."""
+
     @app.get("/healthz")
     def healthz() -> Response:
         return jsonify({"status": "ok", "version": __version__})
 
     @app.get("/readyz")
     def readyz() -> tuple[Response, int]:
-        checks = health.ready(state)
-        metrics.STATE_READY.set(1 if checks["state"] else 0)
+        checks, reasons = health.ready(state)
         ok = all(checks.values())
-        return jsonify({"ready": ok, "checks": checks}), 200 if ok else 503
+        body: dict[str, Any] = {"ready": ok, "checks": checks}
+        if reasons:
+            body["reasons"] = reasons
+        return jsonify(body), 200 if ok else 503
 
     @app.get("/metrics")
     def metrics_endpoint() -> Response:
@@ -159,6 +210,10 @@ def create_app(settings: Settings | SettingsHolder | None = None, state: StateSo
             "state": state.describe() if state is not None else None,
             "allocatorWarmed": health.warmed.is_set(),
         })
+
+
+def _add_error_handlers(app: Flask, holder: SettingsHolder, metrics: Instruments) -> None:
+    """The two error channels: JSON 4xx for bad requests, JSON 500 (logged once) for bugs."""
 
     @app.errorhandler(BadReview)
     def bad_review(e: BadReview) -> tuple[Response, int]:
@@ -183,8 +238,6 @@ def create_app(settings: Settings | SettingsHolder | None = None, state: StateSo
                       extra={"uid": g.get("uid"), "kind": g.get("kind"), "path": request.path})
         return jsonify({"error": f"internal error: {type(e).__name__}", "code": 500}), 500
 
-    return app
-
 
 def _check_request(settings: Settings) -> None:
     """Refuse wrong content types and oversized bodies before reading them."""
@@ -195,9 +248,6 @@ def _check_request(settings: Settings) -> None:
     if length is not None and length > settings.max_body_bytes:
         _drain(length, settings.max_body_bytes)
         raise BadReview(f"request body larger than {settings.max_body_bytes} bytes", 413)
-
-
-_MAP_KEY = re.compile(r"\[(?!\d+\])[^\]]*\]")
 
 
 def _read_body(settings: Settings) -> bytes:

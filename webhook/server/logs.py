@@ -1,34 +1,81 @@
-"""Structured JSON logs: one object per line, never whole admission objects by default."""
+"""Structured JSON logs: one object per line, every field capped, never whole objects by default.
+
+Our own loggers and gunicorn's (master and workers, through ``GunicornJsonLogger``) write the
+same format to stderr. A field is a string of at most ``MAX_FIELD`` characters (longer ones keep
+their head and say how long they were); a traceback keeps its last ``MAX_TRACEBACK`` characters,
+where the exception is. Socket errors of clients (timeouts, resets, bad TLS) are one line each,
+without a traceback: they are the client's doing, and an attacker can cause thousands.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import ssl
 import sys
 import time
 from typing import Any
 
+from gunicorn import glogging
+
+MAX_FIELD = 256
+"""Characters per logged field (names, kinds, messages); the rest is cut."""
+MAX_TRACEBACK = 2000
+"""Characters kept of a traceback (its end)."""
+MAX_ITEMS = 20
+"""Items kept of a logged list (e.g. the field paths of a denial)."""
+
 _STD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys()) | {"message", "asctime"}
+_CLIENT_ERRORS = (TimeoutError, ConnectionError, ssl.SSLError, EOFError)
+
+
+def cap(value: Any, limit: int = MAX_FIELD) -> Any:
+    """``value`` made safe to log: strings cut to ``limit``, lists and dicts capped in size."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else f"{value[:limit]}...({len(value)} chars)"
+    if isinstance(value, (bool, int, float)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [cap(v, limit) for v in value[:MAX_ITEMS]]
+    if isinstance(value, dict):
+        return {cap(str(k), 64): cap(v, limit) for k, v in list(value.items())[:MAX_ITEMS]}
+    return cap(str(value), limit)
 
 
 class JsonFormatter(logging.Formatter):
+    """One JSON object per record: ts, level, logger, msg, the record's extras, exc."""
+
     def format(self, record: logging.LogRecord) -> str:
+        """The record as one JSON line, every field capped."""
         out: dict[str, Any] = {
             "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
             + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
-            "msg": record.getMessage(),
+            "msg": cap(_message(record)),
         }
         for k, v in vars(record).items():
             if k not in _STD and not k.startswith("_"):
-                out[k] = v
-        if record.exc_info:
-            out["exc"] = self.formatException(record.exc_info)
+                # ``object`` is only logged with the logObjects debugging switch, and then whole.
+                out[k] = v if k == "object" else cap(v)
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            if isinstance(exc, _CLIENT_ERRORS):
+                out["error"] = cap(f"{type(exc).__name__}: {exc}")
+            else:
+                out["exc"] = self.formatException(record.exc_info)[-MAX_TRACEBACK:]
         return json.dumps(out, default=str, ensure_ascii=False)
 
 
+def _message(record: logging.LogRecord) -> str:
+    try:
+        return record.getMessage()
+    except (TypeError, ValueError):  # a bad format string must not lose the record
+        return str(record.msg)
+
+
 def setup_logging(level: str = "INFO", json_format: bool = True) -> None:
+    """Route the root logger to stderr (JSON unless ``json_format`` is false); idempotent."""
     root = logging.getLogger()
     for h in list(root.handlers):
         if getattr(h, "_dra_webhook", False):
@@ -39,3 +86,14 @@ def setup_logging(level: str = "INFO", json_format: bool = True) -> None:
         "%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
     root.setLevel(level.upper())
+
+
+class GunicornJsonLogger(glogging.Logger):  # type: ignore[misc]
+    """gunicorn's logger with our JSON format on every handler it sets up (``logger_class``)."""
+
+    def setup(self, cfg: Any) -> None:
+        """gunicorn's own setup, then our formatter on every handler it made."""
+        super().setup(cfg)
+        for logger in (self.error_log, self.access_log):
+            for handler in logger.handlers:
+                handler.setFormatter(JsonFormatter())

@@ -4,12 +4,17 @@ When ``PROMETHEUS_MULTIPROC_DIR`` is set (``dra-webhook serve`` sets it), every 
 samples there and ``/metrics`` aggregates them with a fresh ``MultiProcessCollector``; otherwise
 (tests, single process) the default registry is used. Import this module only after the
 environment is final: prometheus-client decides its storage at import time.
+
+Every label takes values from a closed set (kinds we have rules for, else ``other``; the four
+operations; HTTP codes we answer; drop reasons), so no request can add a time series.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Mapping
+from typing import Any, Protocol
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -40,21 +45,60 @@ FEATURE = Gauge("dra_webhook_feature_enabled", "Feature gate value (1 on, 0 off)
                 multiprocess_mode="mostrecent")
 CERT_EXPIRY = Gauge("dra_webhook_cert_expiry_timestamp_seconds",
                     "notAfter of the serving certificate", multiprocess_mode="mostrecent")
+# livemin: the minimum over running workers (a dead worker's last value does not count).
 STATE_READY = Gauge("dra_webhook_state_ready", "1 when the cluster state is synced",
-                    multiprocess_mode="min")
+                    multiprocess_mode="livemin")
 CONFIG_RELOADS = Counter("dra_webhook_config_reloads_total", "Config file reloads", ["result"])
+CONNECTIONS_DROPPED = Counter("dra_webhook_connections_dropped_total",
+                              "Connections closed before a whole request arrived",
+                              ["reason"])  # timeout | evicted | tls | too-large
 
 
 def set_gates(values: Mapping[str, bool]) -> None:
+    """Publish the feature gates in force (one series per known gate)."""
     for name, on in values.items():
         FEATURE.labels(name=name).set(1 if on else 0)
+
+
+class _Collector(multiprocess.MultiProcessCollector):
+    """prometheus-client's multi-process collector, minus files still empty: a worker that is
+    just starting (SIGHUP, a respawn) creates its file before it sizes it, and reading it in
+    that instant fails the whole scrape."""
+
+    def collect(self) -> Any:
+        """Merge the metric files of all workers, skipping the empty ones."""
+        files = [f for f in glob.glob(os.path.join(self._path, "*.db")) if _size(f) > 0]
+        return self.merge(files, accumulate=True)  # type: ignore[no-untyped-call]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:  # removed meanwhile (a dead worker's live gauge)
+        return 0
 
 
 def render() -> tuple[bytes, str]:
     """The exposition text for ``/metrics``."""
     if MULTIPROC:
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        _Collector(registry)  # type: ignore[no-untyped-call]
         return generate_latest(registry), CONTENT_TYPE_LATEST
     return generate_latest(), CONTENT_TYPE_LATEST
 
+
+
+class Instruments(Protocol):
+    """What the Flask app uses of this module (the module itself is passed: it satisfies this),
+    so the app is typed without importing metrics before the environment is final."""
+
+    REQUESTS: Counter
+    DURATION: Histogram
+    IN_FLIGHT: Gauge
+    BAD_REQUESTS: Counter
+    ERRORS: Counter
+    WARNINGS: Counter
+
+    def set_gates(self, values: Mapping[str, bool]) -> None: ...
+
+    def render(self) -> tuple[bytes, str]: ...

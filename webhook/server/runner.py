@@ -1,10 +1,12 @@
 """Run the app under gunicorn over TLS (``dra-webhook serve``).
 
-Worker model: ``gthread`` workers (one per core by default), a few threads each. The work is
-CPU-bound JSON and rules, so processes give parallelism; threads keep slow clients and idle
-keep-alive connections from blocking a worker. Keep-alive is longer than the apiserver's idle
+Worker model: ``AdmissionWorker`` processes (one per core by default, see ``worker``), a few
+threads each. The work is CPU-bound JSON and rules, so processes give parallelism; the threads
+only ever get requests that have fully arrived, so slow, idle and kept-alive connections wait
+in each worker's event loop, never in a thread. Keep-alive is longer than the apiserver's idle
 reuse (90 s) so the server never closes a connection the apiserver is about to reuse, which it
-would not retry. Each worker builds its own state source and config watcher after the fork.
+would not retry. Each worker builds its TLS context, state source and config watcher after the
+fork, and exits at once when it cannot build the TLS context (gunicorn starts a new one).
 """
 
 from __future__ import annotations
@@ -13,23 +15,34 @@ import logging
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
 from webhook.config import Settings
+from webhook.server.logs import GunicornJsonLogger, setup_logging
+from webhook.server.worker import MAX_PENDING, AdmissionWorker
 
 log = logging.getLogger(__name__)
 
 KEEPALIVE_SECONDS = 120
 GRACEFUL_TIMEOUT = 25
+RELOAD_WINDOW_SECONDS = 10.0
+"""A worker stopped this soon after SIGHUP is being replaced: it stops without draining."""
+TLS_RETRY_SECONDS = 1.0
+"""A worker that cannot load the certificate waits this long before exiting, so gunicorn's
+restarts do not spin while the files are broken."""
 
 
 @dataclass(frozen=True)
 class ServeOptions:
+    """What ``dra-webhook serve`` was asked for on the command line."""
+
     bind: str = "127.0.0.1:8443"
     tls_cert: str = ""
     tls_key: str = ""
@@ -46,6 +59,7 @@ class ServeOptions:
 
 
 def default_workers() -> int:
+    """One worker per usable core, at least two (one can restart while the other serves)."""
     try:
         n = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - non-Linux
@@ -53,44 +67,61 @@ def default_workers() -> int:
     return max(2, n)
 
 
+# Per-process state a worker builds after the fork; module-level because gunicorn's hooks
+# (ssl_context, post_worker_init) reach it without a reference to the application.
+_WORKER: dict[str, Any] = {}
+_RUNTIME: dict[str, str] = {}
+
+
 class WebhookServer(BaseApplication):  # type: ignore[misc]
+    """gunicorn application: configuration in the master, the Flask app in each worker."""
+
+    worker_class: Any = AdmissionWorker
+    """The worker; ``bench`` swaps in stock ``"gthread"`` to measure what the change costs."""
+
     def __init__(self, opts: ServeOptions, settings: Settings) -> None:
         self.opts = opts
         self.settings = settings
         super().__init__()
 
     def load_config(self) -> None:
+        """gunicorn settings (in the master, at start and on SIGHUP)."""
         o = self.opts
-        from webhook.server.tls import ReloadingContext, build_context
+        from webhook.server.tls import build_context
 
         # Fail fast in the master when the files are bad, with a clear message.
         build_context(o.tls_cert, o.tls_key, o.client_ca)
-        holder: dict[str, ReloadingContext] = {}
+        for k, v in self._gunicorn_settings().items():
+            self.cfg.set(k, v)
 
-        def ssl_context(conf: Any, default_factory: Any) -> Any:
-            ctx = holder.get("ctx")
-            if ctx is None:
-                ctx = holder["ctx"] = ReloadingContext(o.tls_cert, o.tls_key, o.client_ca,
-                                                       on_load=_record_expiry)
-            return ctx.get()
-
-        cfg = {
+    def _gunicorn_settings(self) -> dict[str, Any]:
+        o = self.opts
+        worker = self.worker_class
+        if isinstance(worker, type) and issubclass(worker, AdmissionWorker):
+            # Bodies the app would still read (up to 4x the limit, to answer 413 politely) are
+            # buffered by the event loop, so no thread ever waits for them.
+            worker = type(worker.__name__, (worker,), {"max_body": 4 * self.settings.max_body_bytes})
+        cfg: dict[str, Any] = {
             "bind": [o.bind],
             "workers": o.workers or default_workers(),
-            "worker_class": "gthread",
+            "worker_class": worker,
             "threads": o.threads,
+            "worker_connections": 2 * MAX_PENDING,
             "keepalive": KEEPALIVE_SECONDS,
             "graceful_timeout": GRACEFUL_TIMEOUT,
             "timeout": 60,
             "certfile": o.tls_cert,
             "keyfile": o.tls_key,
-            "ssl_context": ssl_context,
+            "ssl_context": _ssl_context,
             "do_handshake_on_connect": False,
             "accesslog": None,
             "errorlog": "-",
             "loglevel": o.log_level,
+            "logger_class": GunicornJsonLogger,
             "proc_name": "dra-webhook",
             "limit_request_line": 8190,
+            "post_fork": lambda server, worker: _load_tls(o),
+            "on_reload": _mark_reload,
             "post_worker_init": _post_worker_init(o.shutdown_delay),
             "child_exit": _child_exit,
             "preload_app": False,
@@ -101,54 +132,91 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
             import ssl
             cfg["ca_certs"] = o.client_ca
             cfg["cert_reqs"] = ssl.CERT_REQUIRED
-        for k, v in cfg.items():
-            self.cfg.set(k, v)
+        return cfg
 
     def load(self) -> Any:
-        """Called in each worker after the fork: fresh state source and config watcher."""
+        """Called in each worker after the fork: TLS context, settings, state, the app."""
         from webhook.server.app import Health, create_app
-        from webhook.server.live_config import SettingsHolder
-        from webhook.server.logs import setup_logging
         from webhook.state.default import load_state
 
         setup_logging(self.opts.log_level)
         o = self.opts
-        # A reload re-applies the file over the environment's settings, then the flags.
-        env_base = Settings.from_env({k: v for k, v in os.environ.items() if k != "DRA_WEBHOOK_CONFIG"})
-        holder = SettingsHolder(self.settings, config_path=o.config_path, flag_gates=o.flag_gates,
-                                base=env_base)
-        holder.check()  # the file may have changed since the master read it (SIGHUP restarts)
-        holder.start()
+        tls = _WORKER["tls"]  # built by the post_fork hook
+        holder = self._settings_holder()
         state = load_state(o.cluster_state, o.kubeconfig, o.in_cluster)  # starts list+watch threads
         health = Health()
-        health.checks["certs"] = lambda: os.path.exists(o.tls_cert) and os.path.exists(o.tls_key)
-        _HEALTH["health"] = health
-        _start_warmup(state, holder, health.warmed)
+        health.checks["certs"] = tls.problem
+        _WORKER["health"] = health
+        _start_background(state, holder, health.warmed)
         return create_app(holder, state, health)
 
+    def _settings_holder(self) -> Any:
+        """Live settings for this worker, agreeing with the workers already running."""
+        from webhook.server.live_config import SettingsHolder
 
-_HEALTH: dict[str, Any] = {}
+        o = self.opts
+        # A reload re-applies the file over the environment's settings, then the flags.
+        env_base = Settings.from_env({k: v for k, v in os.environ.items() if k != "DRA_WEBHOOK_CONFIG"})
+        last_good = os.path.join(_RUNTIME["dir"], "config-applied.yaml") if "dir" in _RUNTIME else None
+        holder = SettingsHolder(self.settings, config_path=o.config_path, flag_gates=o.flag_gates,
+                                base=env_base, last_good_path=last_good)
+        holder.adopt_last_good()  # a reload applied by the running workers since the start
+        holder.check()  # and the file as it is now (it may have changed since)
+        holder.start()
+        return holder
 
 
-def _start_warmup(state: Any, holder: Any, done: threading.Event) -> None:
-    """Convert the cluster state for the allocator in the background once it is synced, so the
-    first feasibility checks do not spend their budget on it. Never blocks serving."""
+def _load_tls(o: ServeOptions) -> Any:
+    """This worker's TLS context, built right after the fork; without one the worker exits
+    (it never serves)."""
+    import ssl
+
+    from webhook.server.tls import ReloadingContext, diagnose
+
+    try:
+        ctx = ReloadingContext(o.tls_cert, o.tls_key, o.client_ca, on_load=_record_expiry)
+    except (OSError, ssl.SSLError, ValueError):
+        log.error("tls: cannot load the serving certificate, worker exits: %s",
+                  diagnose(o.tls_cert, o.tls_key, o.client_ca))
+        time.sleep(TLS_RETRY_SECONDS)
+        sys.exit(1)  # not gunicorn's boot-error code: the master starts another worker
+    _WORKER["tls"] = ctx
+    return ctx
+
+
+def _ssl_context(conf: Any, default_factory: Any) -> Any:
+    """gunicorn's per-connection hook: this worker's context (rebuilt when the files change)."""
+    return _WORKER["tls"].get()
+
+
+def _start_background(state: Any, holder: Any, warmed: threading.Event) -> None:
+    """One daemon thread per worker: build the CEL parser, publish ``dra_webhook_state_ready``
+    every second, and once the state is synced, convert it for the allocator, so the first
+    reviews do not spend their budget on either. Never blocks serving."""
 
     def run() -> None:
-        from webhook.allocator import warm
-        for _ in range(600):  # wait for the first sync (live state), at most ~10 minutes
-            if state.ready():
-                break
-            threading.Event().wait(1.0)
-        try:
-            n = warm(state.snapshot(), holder.current.gates)
-            log.info("allocator model warmed", extra={"devices": n})
-        except Exception:  # only a cache: a failure here changes nothing else
-            log.exception("allocator warm-up failed")
-        finally:
-            done.set()
+        from webhook.cel import compile_result
+        from webhook.server import metrics
+        compile_result('device.driver == "warm-up"')  # builds the CEL parser (~0.3 s) off the request path
+        while True:
+            ready = bool(state.ready())
+            metrics.STATE_READY.set(1 if ready else 0)
+            if ready and not warmed.is_set():
+                _warm(state, holder, warmed)
+            time.sleep(1.0)
 
-    threading.Thread(target=run, name="allocator-warmup", daemon=True).start()
+    threading.Thread(target=run, name="state-readiness", daemon=True).start()
+
+
+def _warm(state: Any, holder: Any, done: threading.Event) -> None:
+    from webhook.allocator import warm
+    try:
+        n = warm(state.snapshot(), holder.current.gates)
+        log.info("allocator model warmed", extra={"devices": n})
+    except Exception:  # only a cache: a failure here changes nothing else
+        log.exception("allocator warm-up failed")
+    finally:
+        done.set()
 
 
 def _record_expiry(cert_path: str) -> None:
@@ -156,18 +224,26 @@ def _record_expiry(cert_path: str) -> None:
         from webhook.certs import cert_expiry
         from webhook.server import metrics
         metrics.CERT_EXPIRY.set(cert_expiry(cert_path))
-    except Exception:  # best effort: a bad cert is reported by the TLS layer itself
-        log.warning("could not read certificate expiry of %s", cert_path)
+    except Exception as e:  # best effort: a bad cert is reported by the TLS layer itself
+        log.warning("could not read certificate expiry of %s: %s", cert_path, e)
 
 
 def _post_worker_init(delay: float) -> Any:
     def hook(worker: Any) -> None:
-        """On SIGTERM: report not-ready at once, keep serving for ``delay`` seconds (endpoints
-        drain), then let gunicorn finish in-flight requests and exit."""
+        """On SIGTERM: report not-ready and close every connection after its next answer at
+        once, keep serving for ``delay`` seconds (endpoints drain), then let gunicorn finish
+        in-flight requests and exit."""
         original = worker.handle_exit
+        from webhook.server import metrics
+        if isinstance(worker, AdmissionWorker):
+            worker.on_drop = lambda reason: metrics.CONNECTIONS_DROPPED.labels(reason).inc()
 
         def on_term(sig: int, frame: Any) -> None:
-            h = _HEALTH.get("health")
+            worker.draining = True
+            if _reloading():  # SIGHUP: the master has started new workers, nothing drains
+                original(sig, frame)
+                return
+            h = _WORKER.get("health")
             if h is not None:
                 h.draining.set()
             if delay <= 0:
@@ -179,6 +255,27 @@ def _post_worker_init(delay: float) -> Any:
     return hook
 
 
+def _reload_marker() -> str | None:
+    return os.path.join(_RUNTIME["dir"], "reloading") if "dir" in _RUNTIME else None
+
+
+def _mark_reload(server: Any) -> None:
+    """gunicorn's ``on_reload`` hook (master, on SIGHUP, before it replaces the workers)."""
+    marker = _reload_marker()
+    if marker:
+        with open(marker, "w"):
+            pass
+
+
+def _reloading() -> bool:
+    """Whether this SIGTERM comes from a SIGHUP reload (the master marked it just before)."""
+    marker = _reload_marker()
+    try:
+        return marker is not None and time.time() - os.path.getmtime(marker) < RELOAD_WINDOW_SECONDS
+    except OSError:
+        return False
+
+
 def _child_exit(server: Any, worker: Any) -> None:
     # Not via webhook.server.metrics: importing it in the master would create metric files
     # for the master's pid.
@@ -187,8 +284,10 @@ def _child_exit(server: Any, worker: Any) -> None:
         multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
 
 
-def run(opts: ServeOptions, settings: Settings) -> int:
+def run(opts: ServeOptions, settings: Settings, server: type[WebhookServer] = WebhookServer) -> int:
     """Serve until SIGTERM/SIGINT; returns 0 on a clean shutdown."""
+    setup_logging(opts.log_level)
+    master = os.getpid()
     own_dir = None
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         own_dir = tempfile.mkdtemp(prefix="dra-webhook-metrics-")
@@ -199,9 +298,14 @@ def run(opts: ServeOptions, settings: Settings) -> int:
         for f in os.listdir(d):
             if f.endswith(".db"):
                 os.unlink(os.path.join(d, f))
+    _RUNTIME["dir"] = tempfile.mkdtemp(prefix="dra-webhook-run-")
     try:
-        WebhookServer(opts, settings).run()
+        server(opts, settings).run()
     finally:
-        if own_dir:
-            shutil.rmtree(own_dir, ignore_errors=True)
+        # Workers are forked from inside run() and leave through this block too (gunicorn
+        # ends them with SystemExit): only the master may remove what all of them share.
+        if os.getpid() == master:
+            if own_dir:
+                shutil.rmtree(own_dir, ignore_errors=True)
+            shutil.rmtree(_RUNTIME["dir"], ignore_errors=True)
     return 0

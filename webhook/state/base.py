@@ -91,3 +91,19 @@ def stale_note(source: object) -> str | None:
         return None
     msg = health().get("message")
     return msg if isinstance(msg, str) else None
+
+
+@dataclass(frozen=True)
+class StateView:
+    """One request's view of the cluster state, taken once at the edge and passed down, so
+    every step of a review (defaulting, state notes, feasibility) sees the same snapshot."""
+
+    snapshot: ClusterSnapshot
+    ready: bool
+    stale: str | None = None
+    """The staleness note of a live source (see ``stale_note``), None when fresh."""
+
+    @classmethod
+    def of(cls, source: StateSource) -> StateView:
+        """Read ``source`` once: snapshot, readiness and staleness."""
+        return cls(source.snapshot(), source.ready(), stale_note(source))

@@ -15,7 +15,7 @@ from webhook.state.base import KINDS, ClusterSnapshot
 log = logging.getLogger(__name__)
 
 _SUFFIXES = (".yaml", ".yml", ".json")
-MAX_FILE_BYTES = 32 * 1024 * 1024
+FILE_BYTES_MAX = 32 * 1024 * 1024
 
 
 def _loader() -> type[yaml.SafeLoader]:
@@ -60,6 +60,55 @@ def parse_documents(text: str, origin: str) -> list[dict[str, Any]]:
     return out
 
 
+def read_documents(text: str, origin: str) -> list[tuple[str, dict[str, Any] | None, str]]:
+    """Like ``parse_documents``, but a document that is not a Kubernetes object is returned as
+    ``(where, None, why)`` instead of failing the whole text: ``(where, object, "")`` otherwise.
+    Raises BadInput only when the text is not YAML/JSON at all."""
+    try:
+        return [(origin, o, "") for o in parse_documents(text, origin)]
+    except BadInput as e:
+        if "not a Kubernetes object" not in str(e) and "no Kubernetes object" not in str(e):
+            raise
+    out: list[tuple[str, dict[str, Any] | None, str]] = []
+    docs = [json.loads(text)] if text.lstrip()[:1] in ("{", "[") else list(yaml.load_all(text, Loader=_loader()))
+    for i, doc in enumerate(docs):
+        if doc is None:
+            continue
+        where = f"{origin}: document {i + 1}"
+        try:
+            out.extend((origin, o, "") for o in _flatten(doc, where))
+        except BadInput as e:
+            out.append((origin, None, str(e)))
+    if not out:
+        out.append((origin, None, f"{origin}: no Kubernetes object found"))
+    return out
+
+
+def read_text(path: str | Path) -> str:
+    """The text of one file ("-": standard input); BadInput with a one-line reason otherwise."""
+    p = Path(path)
+    try:
+        if str(path) == "-":
+            import sys
+            return sys.stdin.read()
+        if p.stat().st_size > FILE_BYTES_MAX:
+            raise BadInput(f"{path}: file larger than {FILE_BYTES_MAX} bytes")
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BadInput(f"{path}: is a directory") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"{path}: not UTF-8 text") from None
+    except OSError as e:
+        raise BadInput(f"{path}: {e.strerror}") from None
+
+
+def files_under(path: str | Path) -> list[Path]:
+    """Every ``*.yaml``/``*.yml``/``*.json`` file under a directory, recursively, sorted."""
+    return [f for f in sorted(Path(path).rglob("*")) if f.suffix in _SUFFIXES and f.is_file()]
+
+
 def _flatten(doc: Any, where: str) -> list[dict[str, Any]]:
     if not isinstance(doc, dict):
         raise BadInput(f"{where}: not a Kubernetes object (expected a mapping, got {type(doc).__name__})")
@@ -76,24 +125,7 @@ def _flatten(doc: Any, where: str) -> list[dict[str, Any]]:
 
 def load_objects_from_file(path: str | Path) -> list[dict[str, Any]]:
     """Objects in one file ("-" reads standard input)."""
-    p = Path(path)
-    try:
-        if str(path) == "-":
-            import sys
-            text = sys.stdin.read()
-        else:
-            if p.stat().st_size > MAX_FILE_BYTES:
-                raise BadInput(f"{path}: file larger than {MAX_FILE_BYTES} bytes")
-            text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BadInput(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise BadInput(f"{path}: is a directory") from None
-    except UnicodeDecodeError:
-        raise BadInput(f"{path}: not UTF-8 text") from None
-    except OSError as e:
-        raise BadInput(f"{path}: {e.strerror}") from None
-    return parse_documents(text, str(path))
+    return parse_documents(read_text(path), str(path))
 
 
 def from_dir(path: str | Path, version: int = 1) -> ClusterSnapshot:
@@ -106,12 +138,11 @@ def from_dir(path: str | Path, version: int = 1) -> ClusterSnapshot:
     if not root.is_dir():
         raise BadInput(f"{path}: not a directory")
     objs: list[dict[str, Any]] = []
-    for f in sorted(root.rglob("*")):
-        if f.suffix in _SUFFIXES and f.is_file():
-            for o in load_objects_from_file(f):
-                if o.get("kind") in KINDS:
-                    objs.append(o)
-                else:
-                    log.info("cluster state: ignoring %s %s in %s", o.get("kind"),
-                             (o.get("metadata") or {}).get("name"), f)
+    for f in files_under(root):
+        for o in load_objects_from_file(f):
+            if o.get("kind") in KINDS:
+                objs.append(o)
+            else:
+                log.info("cluster state: ignoring %s %s in %s", o.get("kind"),
+                         (o.get("metadata") or {}).get("name"), f)
     return ClusterSnapshot.from_objects(objs, source=f"dir:{root}", version=version)

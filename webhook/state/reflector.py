@@ -31,6 +31,7 @@ from typing import Any, Protocol
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
+from webhook.rules.registry import by_kind
 from webhook.state.base import ClusterSnapshot
 
 log = logging.getLogger(__name__)
@@ -51,22 +52,25 @@ class KindAPI:
     namespaced: bool
 
 
+def _api(kind: str, api_class: str, method: str) -> KindAPI:
+    """A kind we have rules for: group, version, plural and scope come from its ``KindRules``."""
+    rules = by_kind(kind)
+    assert rules is not None, kind
+    method += "_for_all_namespaces" if rules.namespaced else ""
+    return KindAPI(kind, rules.api_version(), api_class, method,
+                   f"/apis/{rules.api_version()}/{rules.plural}", rules.namespaced)
+
+
 KIND_APIS: dict[str, KindAPI] = {a.kind: a for a in (
-    KindAPI("ResourceSlice", "resource.k8s.io/v1", "ResourceV1Api", "list_resource_slice",
-            "/apis/resource.k8s.io/v1/resourceslices", False),
-    KindAPI("DeviceClass", "resource.k8s.io/v1", "ResourceV1Api", "list_device_class",
-            "/apis/resource.k8s.io/v1/deviceclasses", False),
-    KindAPI("ResourceClaim", "resource.k8s.io/v1", "ResourceV1Api",
-            "list_resource_claim_for_all_namespaces", "/apis/resource.k8s.io/v1/resourceclaims", True),
-    KindAPI("ResourceClaimTemplate", "resource.k8s.io/v1", "ResourceV1Api",
-            "list_resource_claim_template_for_all_namespaces",
-            "/apis/resource.k8s.io/v1/resourceclaimtemplates", True),
-    KindAPI("Workload", "scheduling.k8s.io/v1beta1", "SchedulingV1beta1Api",
-            "list_workload_for_all_namespaces", "/apis/scheduling.k8s.io/v1beta1/workloads", True),
-    KindAPI("PodGroup", "scheduling.k8s.io/v1beta1", "SchedulingV1beta1Api",
-            "list_pod_group_for_all_namespaces", "/apis/scheduling.k8s.io/v1beta1/podgroups", True),
-    KindAPI("Node", "v1", "CoreV1Api", "list_node", "/api/v1/nodes", False),
+    _api("ResourceSlice", "ResourceV1Api", "list_resource_slice"),
+    _api("DeviceClass", "ResourceV1Api", "list_device_class"),
+    _api("ResourceClaim", "ResourceV1Api", "list_resource_claim"),
+    _api("ResourceClaimTemplate", "ResourceV1Api", "list_resource_claim_template"),
+    _api("Workload", "SchedulingV1beta1Api", "list_workload"),
+    _api("PodGroup", "SchedulingV1beta1Api", "list_pod_group"),
+    KindAPI("Node", "v1", "CoreV1Api", "list_node", "/api/v1/nodes", False),  # state only: no rules
 )}
+"""The kinds the live state lists and watches (``state.base.KINDS``)."""
 
 API_VERSIONS: dict[str, str] = {k: a.api_version for k, a in KIND_APIS.items()}
 
@@ -142,6 +146,7 @@ class Sink(Protocol):
 
 # How a watch stream ended.
 _CLOSED, _GONE, _ERROR, _DROPPED, _STOPPED = "closed", "gone", "error", "dropped", "stopped"
+_IGNORED = "ignored"  # an event of a type we skip (the stream goes on)
 _EVENT_TYPES = frozenset(("ADDED", "MODIFIED", "DELETED", "BOOKMARK"))
 # Failures of the transport or of the payload: logged without a traceback.
 _EXPECTED = (urllib3.exceptions.HTTPError, OSError, ValueError)
@@ -332,33 +337,12 @@ class Reflector:
             for line in _iter_lines(resp):
                 if self._stop.is_set():
                     return _STOPPED, events
-                try:
-                    ev = json.loads(line)
-                except ValueError:
-                    st.last_error = "watch: undecodable event"
-                    return _ERROR, events
-                if not isinstance(ev, dict):
-                    st.last_error = "watch: event is not an object"
-                    return _ERROR, events
-                typ = ev.get("type")
-                if typ == "ERROR":
-                    obj = ev.get("object")
-                    obj = obj if isinstance(obj, dict) else {}
-                    if obj.get("code") == 410:
-                        log.info("cluster state: %s watch expired (410 Gone); relisting", self.api.kind)
-                        return _GONE, events
-                    st.last_error = f"watch: ERROR event {obj.get('code')} {obj.get('message', '')}".strip()
-                    log.warning("cluster state: %s %s; relisting", self.api.kind, st.last_error)
-                    return _ERROR, events
-                if typ not in _EVENT_TYPES:
-                    log.debug("cluster state: %s ignoring watch event type %r", self.api.kind, typ)
+                ended = self._event(line)
+                if ended == _IGNORED:
                     continue
-                self._sink.apply_event(self.api.kind, ev)
+                if ended is not None:
+                    return ended, events
                 events += 1
-                now = time.monotonic()
-                st.last_contact = st.last_event_mono = now
-                st.last_event_wall = time.time()
-                st.consecutive_failures = 0
             end = _CLOSED
             return end, events
         except _EXPECTED as e:
@@ -379,6 +363,38 @@ class Reflector:
                 resp.release_conn()
             except Exception:  # closing a broken stream may fail again; nothing left to do
                 pass
+
+    def _event(self, line: bytes | str) -> str | None:
+        """Apply one watch event; how the stream ends when it must (410 Gone, an ERROR event,
+        an undecodable line), ``_IGNORED`` for an event type we skip, None once applied."""
+        st = self.status
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            st.last_error = "watch: undecodable event"
+            return _ERROR
+        if not isinstance(ev, dict):
+            st.last_error = "watch: event is not an object"
+            return _ERROR
+        typ = ev.get("type")
+        if typ == "ERROR":
+            obj = ev.get("object")
+            obj = obj if isinstance(obj, dict) else {}
+            if obj.get("code") == 410:
+                log.info("cluster state: %s watch expired (410 Gone); relisting", self.api.kind)
+                return _GONE
+            st.last_error = f"watch: ERROR event {obj.get('code')} {obj.get('message', '')}".strip()
+            log.warning("cluster state: %s %s; relisting", self.api.kind, st.last_error)
+            return _ERROR
+        if typ not in _EVENT_TYPES:
+            log.debug("cluster state: %s ignoring watch event type %r", self.api.kind, typ)
+            return _IGNORED
+        self._sink.apply_event(self.api.kind, ev)
+        now = time.monotonic()
+        st.last_contact = st.last_event_mono = now
+        st.last_event_wall = time.time()
+        st.consecutive_failures = 0
+        return None
 
     def _fail(self, reason: str, *, rbac: bool = False) -> None:
         st = self.status

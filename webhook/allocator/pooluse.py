@@ -1,0 +1,159 @@
+"""Shared counters (allocator.md §4) and compatibility groups (§5) of the pools one search touches.
+
+Pure. ``PoolUse`` starts from what allocated devices already consume and tracks what the current
+attempt adds; every change pushes its undo on the caller's list (search invariant 1). A failed
+check returns the ``Reason`` and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from webhook.allocator.model import AllocatedState, Device
+from webhook.allocator.pools import Pool
+from webhook.allocator.reasons import Code, Reason
+
+Undo = list[Callable[[], None]]
+
+_EMPTY, _ALL_EMPTY = "empty", "all-empty"
+"""Group state of a counter set: nothing seen yet; only devices without groups seen."""
+
+
+class PoolUse:
+    """Counter tallies and group intersections per (driver, pool) for one search."""
+
+    def __init__(self, allocated: AllocatedState) -> None:
+        self.allocated = allocated
+        self.available: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+        self.tally: dict[tuple[str, str], dict[tuple[str, str], Any]] = {}
+        self.overdrawn: dict[tuple[str, str], bool] = {}
+        self.set_order: dict[tuple[str, str], dict[str, int]] = {}
+        self.groups: dict[tuple[str, str], dict[str, Any]] = {}
+
+    # ---------------------------------------------------------------- counters (§4)
+    def _available(self, pool: Pool) -> dict[str, dict[str, Any]]:
+        """Counter values minus what allocated devices of the pool consume (computed once)."""
+        pk = (pool.driver, pool.name)
+        got = self.available.get(pk)
+        if got is None:
+            got = {cs: dict(vals) for cs, vals in pool.counter_sets.items()}
+            for d in pool.all_devices():
+                if d.consumes and self.allocated.is_allocated(d.dkey):
+                    for cs, counters, _g in d.consumes:
+                        have = got.get(cs)
+                        if have is None:
+                            continue
+                        for c, v in counters:
+                            if c in have:
+                                have[c] -= v
+            self.available[pk] = got
+            # Counter sets are checked in pool order; a set over-committed by allocated devices
+            # fails every attempt in the pool (upstream behaviour), so then check them all.
+            self.overdrawn[pk] = any(have < 0 for vals in got.values() for have in vals.values())
+            self.set_order[pk] = {cs: i for i, cs in enumerate(got)}
+        return got
+
+    def counters(self, pool: Pool, dev: Device, undo: Undo) -> Reason | None:
+        """Add what ``dev`` consumes to the tally, or the first counter it would exhaust."""
+        pk = (pool.driver, pool.name)
+        avail = self._available(pool)
+        tally = self.tally.setdefault(pk, {})
+        added: list[tuple[tuple[str, str], Any]] = [((cs, c), v) for cs, counters, _g in dev.consumes
+                                                    for c, v in counters]
+        if not self.overdrawn[pk]:
+            why = self._first_short(pk, avail, tally, dev, added)
+            if why is not None:
+                return why
+            for k, v in added:
+                tally[k] = tally.get(k, 0) + v
+        else:
+            for k, v in added:
+                tally[k] = tally.get(k, 0) + v
+            for cs, vals in avail.items():
+                for c, have in vals.items():
+                    if have < tally.get((cs, c), 0):
+                        for k, v in added:
+                            tally[k] -= v
+                        return Reason(Code.COUNTER_EXHAUSTED, counter=c, counter_set=cs)
+
+        def _release() -> None:
+            for k, v in added:
+                tally[k] -= v
+        undo.append(_release)
+        return None
+
+    def _first_short(self, pk: tuple[str, str], avail: dict[str, dict[str, Any]],
+                     tally: dict[tuple[str, str], Any], dev: Device,
+                     added: list[tuple[tuple[str, str], Any]]) -> Reason | None:
+        """The first counter (in pool order) the device cannot get, checked before any change.
+
+        Counters the device does not consume cannot fail: their tally only grew through picks
+        that passed this check and none is overdrawn (else all are checked, as upstream does).
+        """
+        need: dict[tuple[str, str], Any] = {}
+        for k, v in added:
+            need[k] = need.get(k, 0) + v
+        if len(dev.consumes) == 1:
+            cs0 = dev.consumes[0][0]
+            sets: Any = ((cs0, avail[cs0]),) if cs0 in avail else ()
+        else:
+            order = self.set_order[pk]
+            touched = sorted({cs for cs, _c, _g in dev.consumes if cs in avail}, key=order.__getitem__)
+            sets = [(cs, avail[cs]) for cs in touched]
+        for cs, vals in sets:
+            for c, have in vals.items():
+                v = need.get((cs, c))
+                if v is not None and have < tally.get((cs, c), 0) + v:
+                    return Reason(Code.COUNTER_EXHAUSTED, counter=c, counter_set=cs)
+        return None
+
+    # ---------------------------------------------------------------- compatibility groups (§5)
+    def _group_state(self, pool: Pool) -> dict[str, Any]:
+        pk = (pool.driver, pool.name)
+        got = self.groups.get(pk)
+        if got is None:
+            got = {}
+            for d in pool.all_devices():
+                if d.consumes and self.allocated.is_allocated(d.dkey):
+                    for cs, _c, groups in d.consumes:
+                        got[cs] = _group_add(got.get(cs, _EMPTY), groups)
+            self.groups[pk] = got
+        return got
+
+    def compatible(self, pool: Pool, dev: Device, undo: Undo) -> Reason | None:
+        """Narrow each touched counter set's intersection by ``dev``'s groups, or say which is empty."""
+        state = self._group_state(pool)
+        for cs, _c, groups in dev.consumes:
+            if not _group_admits(state.get(cs, _EMPTY), groups):
+                return Reason(Code.GROUPS_EMPTY, counter_set=cs)
+        before = {cs: state.get(cs, _EMPTY) for cs, _c, _g in dev.consumes}
+        for cs, _c, groups in dev.consumes:
+            state[cs] = _group_add(state.get(cs, _EMPTY), groups)
+
+        def _restore() -> None:
+            for cs, old in before.items():
+                if old is _EMPTY:
+                    state.pop(cs, None)
+                else:
+                    state[cs] = old
+        undo.append(_restore)
+        return None
+
+
+def _group_admits(state: Any, groups: frozenset[str] | None) -> bool:
+    if state is _EMPTY:
+        return True
+    if not groups:
+        return state is _ALL_EMPTY
+    if state is _ALL_EMPTY:
+        return False
+    return bool(state & groups)
+
+
+def _group_add(state: Any, groups: frozenset[str] | None) -> Any:
+    if state is _EMPTY:
+        return groups if groups else _ALL_EMPTY
+    if state is _ALL_EMPTY or not groups:
+        return state
+    return state & groups

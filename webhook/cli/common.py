@@ -1,0 +1,95 @@
+"""What every command shares: exit codes, settings from flags, the cluster state, input files."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from webhook import BadInput
+from webhook.config import Settings, load_config_file
+from webhook.gates import KNOWN, FeatureGates
+from webhook.state.base import StateSource
+from webhook.state.files import files_under, read_documents, read_text
+
+EXIT_OK, EXIT_DENIED, EXIT_USAGE = 0, 1, 2
+"""0 success (allowed, feasible, expectations met), 1 denied/infeasible, 2 bad input or usage."""
+
+GATES_HELP = "feature gates, Kubernetes syntax: Name=true,Other=false (unknown names are an error)"
+
+
+def build_settings(feature_gates: str | None, config: str | None) -> Settings:
+    """Defaults, then ``DRA_WEBHOOK_*`` environment variables, then the config file, then
+    ``--feature-gates`` (flags win, as in Kubernetes)."""
+    s = Settings.from_env()
+    if config:
+        s = load_config_file(config, s)
+    if feature_gates:
+        s = replace(s, gates=FeatureGates.parse(feature_gates, s.gates))
+    return s
+
+
+def load_cluster_state(path: str | None) -> StateSource:
+    """``--cluster-state DIR``, or the shipped examples when it is not given (an empty
+    directory gets a warning on stderr: every check would then run against nothing)."""
+    from webhook.state.default import load_state
+    if path:
+        warn_if_empty(path)
+    return load_state(path, None, False)
+
+
+def warn_if_empty(path: str) -> None:
+    """One warning line on stderr when a state directory holds no YAML/JSON files."""
+    if Path(path).is_dir() and not files_under(path):
+        print(f"dra-webhook: warning: cluster state {path} holds no *.yaml, *.yml or *.json files; "
+              "feasibility is checked against an empty cluster", file=sys.stderr)
+
+
+def new_uid() -> str:
+    return str(uuid.uuid4())
+
+
+def parse_gate_names(text: str) -> list[str]:
+    """``--compare-gates A,B``: known, unlocked gate names."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    for n in names:
+        if n not in KNOWN:
+            raise BadInput(f"--compare-gates: unrecognized feature gate: {n}")
+        if KNOWN[n].locked:
+            raise BadInput(f"--compare-gates: {n} is locked to {str(KNOWN[n].default).lower()}")
+    if not names:
+        raise BadInput("--compare-gates: no gate names given")
+    return names
+
+
+@dataclass(frozen=True)
+class Source:
+    """One document of the input: the object, or why it is not a Kubernetes object."""
+
+    origin: str
+    """The file it came from ("-" for standard input)."""
+    obj: dict[str, Any] | None
+    problem: str = ""
+
+
+def gather(paths: list[str]) -> list[Source]:
+    """Every document of every ``-f PATH``: a file, a directory (recursive ``*.yaml``/``*.yml``/
+    ``*.json``, sorted) or ``-``. A document that is not a Kubernetes object is kept as a
+    ``Source`` with a problem (a note, or a failure with ``--strict``). Raises BadInput for a path
+    that cannot be read and when no document at all is a Kubernetes object."""
+    out: list[Source] = []
+    for path in paths:
+        files: list[str | Path]
+        if path != "-" and Path(path).is_dir():
+            files = list(files_under(path))
+            if not files:
+                raise BadInput(f"{path}: no *.yaml, *.yml or *.json files in this directory")
+        else:
+            files = [path]
+        for f in files:
+            out.extend(Source(origin, obj, problem) for origin, obj, problem in read_documents(read_text(f), str(f)))
+    if not any(src.obj is not None for src in out):
+        raise BadInput(out[0].problem if out else "no input")  # nothing to review at all: bad input
+    return out

@@ -1,0 +1,308 @@
+"""Every CLI output format in one place: commands return results, these functions word them.
+
+Text is for people, JSON for tools (the shapes DESIGN.md documents). Nothing here decides
+anything, and nothing parses what another function printed.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypedDict
+
+import yaml
+
+from webhook.allocator.reasons import text as reason_text
+from webhook.cli.results import Result, Reviewed, Skipped
+
+if TYPE_CHECKING:
+    from webhook.cli.compare import Comparison
+    from webhook.cli.simulate import Simulation
+    from webhook.cli.testsuite import SuiteResult
+
+COLUMN = 50
+"""Width of the ON column in ``--compare-gates`` tables; longer cells end in ``…``."""
+
+
+def dump(obj: Any) -> str:
+    """JSON as every command prints it: indented, UTF-8 as is."""
+    return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------- gates
+
+class GateRow(TypedDict):
+    """One row of ``dra-webhook gates`` (also its JSON output)."""
+
+    name: str
+    stage: str
+    default: bool
+    locked: bool
+    enabled: bool
+    effect: str
+
+
+def gates_json(rows: list[GateRow]) -> str:
+    return json.dumps({"featureGates": rows}, indent=2)
+
+
+def gates_text(rows: list[GateRow]) -> str:
+    width = max(len(r["name"]) for r in rows)
+    lines = [f"{'GATE':<{width}}  {'STAGE':<5}  {'1.37':<5}  {'NOW':<5}  EFFECT IN DRA-WEBHOOK"]
+    for r in rows:
+        mark = "" if r["enabled"] == r["default"] else " *"
+        lock = " (locked)" if r["locked"] else ""
+        lines.append(f"{r['name']:<{width}}  {r['stage']:<5}  {_onoff(r['default']):<5}  "
+                     f"{_onoff(r['enabled']) + mark:<5}  {r['effect']}{lock}")
+    return "\n".join(lines)
+
+
+def _onoff(v: bool) -> str:
+    return "on" if v else "off"
+
+
+# ---------------------------------------------------------------- review
+
+def reviews(results: list[Result], output: str) -> tuple[str, list[str]]:
+    """(what to print on stdout, notes for stderr) for ``review -o OUTPUT``."""
+    if output == "text":
+        return "\n".join(review_text(r) if isinstance(r, Reviewed) else skipped_text(r) for r in results), []
+    notes = [f"dra-webhook review: {r.problem}{': failed (--strict)' if r.strict else ': skipped'}"
+             for r in results if isinstance(r, Skipped)]
+    if output == "junit":
+        return junit("dra-webhook review", [review_case(r) for r in results]), []
+    docs = [review_doc(r) for r in results if isinstance(r, Reviewed)]
+    doc: Any = docs[0] if len(docs) == 1 else {"apiVersion": "v1", "kind": "List", "items": docs}
+    return (dump(doc) if output == "json" else yaml_dump(doc)), notes
+
+
+def review_doc(r: Reviewed) -> dict[str, Any]:
+    """The AdmissionReview with both the request we built and the response."""
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": r.request,
+            "response": r.answer.review["response"]}
+
+
+def yaml_dump(doc: Any) -> str:
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1 << 30).rstrip("\n")
+
+
+def skipped_text(r: Skipped) -> str:
+    return f"{r.problem}: {'FAILED (--strict)' if r.strict else 'skipped'}"
+
+
+def review_title(r: Reviewed) -> str:
+    """``Kind namespace/name``."""
+    req = r.outcome.request
+    return f"{req.kind} {req.namespace + '/' if req.namespace else ''}{req.display_name}"
+
+
+def review_text(r: Reviewed) -> str:
+    """A readable report of one review: verdict, causes, patch, warnings."""
+    req, out, ans = r.outcome.request, r.outcome, r.answer
+    api = "/".join(filter(None, (req.group, req.version)))
+    verdict_ = "NOT CHECKED" if r.strict and r.problem else ("ALLOWED" if ans.allowed else "DENIED")
+    lines = [f"{review_title(r)} ({api}, {req.operation}{', dry-run' if req.dry_run else ''}): {verdict_}"]
+    if r.problem:
+        lines.append(f"  {'error' if r.strict else 'note'}: {r.problem}"
+                     + ("" if r.strict else " (passed through unchecked; --strict fails it)"))
+    if r.refused:
+        lines.append(f"  refused before validation (HTTP 400, as the apiserver): {r.refused}")
+    elif not ans.allowed:
+        lines.append("  causes:")
+        lines.extend(f"    {e.field}: {e.body()}" for e in out.errors)
+    if ans.patch:
+        lines.append("  patch:")
+        for op in ans.patch:
+            value = f" {json.dumps(op['value'], ensure_ascii=False)}" if "value" in op else ""
+            lines.append(f"    {op['op']} {op['path']}{value}")
+    if ans.warnings:
+        lines.append("  warnings:")
+        lines.extend(f"    - {w}" for w in ans.warnings)
+    return "\n".join(lines)
+
+
+def review_case(r: Result) -> Case:
+    """One JUnit testcase: a denial fails with its causes; an unchecked object fails with --strict."""
+    if isinstance(r, Skipped):
+        return Case(r.origin, r.problem, failure=r.problem if r.strict else "",
+                    skipped="" if r.strict else r.problem)
+    causes = r.refused or "\n".join(f"{e.field}: {e.body()}" for e in r.outcome.errors)
+    failure = "denied" if not r.answer.allowed else (r.problem if r.strict and r.problem else "")
+    return Case(r.origin, review_title(r), failure=failure, text=causes or r.problem,
+                output="\n".join(r.answer.warnings))
+
+
+@dataclass(frozen=True)
+class Case:
+    """One JUnit testcase."""
+
+    classname: str
+    name: str
+    failure: str = ""
+    """The failure message; "" when the case passed."""
+    text: str = ""
+    skipped: str = ""
+    output: str = ""
+    """``system-out``: warnings and notes."""
+
+
+def junit(suite: str, cases: list[Case]) -> str:
+    """A JUnit XML report with one ``testsuite``, as CI systems read it."""
+    return junit_suites(suite, [(suite, cases)])
+
+
+def junit_suites(name: str, suites: list[tuple[str, list[Case]]]) -> str:
+    """A JUnit XML report: one ``testsuite`` per (name, cases)."""
+    every = [c for _, cases in suites for c in cases]
+    root = ET.Element("testsuites", name=name, tests=str(len(every)),
+                      failures=str(sum(1 for c in every if c.failure)))
+    for suite, cases in suites:
+        _junit_suite(root, suite, cases)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+def _junit_suite(root: ET.Element, suite: str, cases: list[Case]) -> None:
+    failures = sum(1 for c in cases if c.failure)
+    ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)), failures=str(failures),
+                       errors="0", skipped=str(sum(1 for c in cases if c.skipped)))
+    for c in cases:
+        tc = ET.SubElement(ts, "testcase", classname=c.classname, name=c.name)
+        if c.failure:
+            ET.SubElement(tc, "failure", message=c.failure).text = c.text or c.failure
+        elif c.skipped:
+            ET.SubElement(tc, "skipped", message=c.skipped)
+        if c.output:
+            ET.SubElement(tc, "system-out").text = c.output
+
+
+# ---------------------------------------------------------------- test suites
+
+def suites(results: list[SuiteResult], output: str) -> str:
+    """``dra-webhook test``: per suite, each resource that met its expectation or why not."""
+    if output == "junit":
+        return junit_suites("dra-webhook test", [
+            (r.suite.name, [Case(c.origin, c.resource, failure="; ".join(c.failures), text="\n".join(c.failures),
+                                 output="\n".join(c.warnings)) for c in r.cases]) for r in results])
+    if output == "json":
+        return dump({"passed": all(r.passed for r in results), "suites": [
+            {"name": r.suite.name, "file": str(r.suite.file), "passed": r.passed,
+             "cases": [{"resource": c.resource, "file": c.origin, "passed": c.passed, "failures": c.failures}
+                       for c in r.cases]} for r in results]})
+    lines = []
+    for r in results:
+        failed = [c for c in r.cases if not c.passed]
+        lines.append(f"{'ok  ' if r.passed else 'FAIL'} {r.suite.name} ({r.suite.file}): {len(r.cases)} resources, "
+                     f"{len(failed)} failed")
+        for c in failed:
+            lines.append(f"  {c.resource} ({c.origin}):")
+            lines.extend(f"    - {f}" for f in c.failures)
+    total = sum(len(r.cases) for r in results)
+    bad = sum(1 for r in results for c in r.cases if not c.passed)
+    lines.append(f"{len(results)} suite(s), {total} resources, {bad} failed")
+    return "\n".join(lines)
+
+
+def verdict(side: dict[str, Any]) -> str:
+    return "allowed" if side["allowed"] else "denied"
+
+
+def review_comparison(cmp: Comparison, output: str) -> str:
+    if output == "json":
+        return dump_plain({"gates": cmp.gates, "on": cmp.on, "off": cmp.off, "differences": cmp.differences})
+    lines = [f"gates compared: {', '.join(cmp.gates)}"]
+    for on, off in zip(cmp.on, cmp.off, strict=True):
+        lines.append(f"{on['object']}")
+        lines.append(f"  {'':<10} {'ON':<{COLUMN}} OFF")
+        lines.append(f"  {'verdict':<10} {verdict(on):<{COLUMN}} {verdict(off)}")
+        for key in ("patch", "causes", "warnings"):
+            for i in range(max(len(on[key]), len(off[key]))):
+                a = on[key][i] if i < len(on[key]) else ""
+                b = off[key][i] if i < len(off[key]) else ""
+                lines.append(f"  {key if i == 0 else '':<10} {_cut(a):<{COLUMN}} {_cut(b)}")
+    return "\n".join(lines + _differences(cmp.differences))
+
+
+def dump_plain(obj: Any) -> str:
+    """JSON as ``--compare-gates -o json`` has always printed it (ASCII-escaped)."""
+    return json.dumps(obj, indent=2)
+
+
+def _differences(differences: list[str]) -> list[str]:
+    return ["differences:" if differences else "differences: none"] + [f"  - {d}" for d in differences]
+
+
+def _cut(text: str, n: int = COLUMN) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# ---------------------------------------------------------------- simulate
+
+def simulation(sim: Simulation, output: str) -> str:
+    if output == "json":
+        return json.dumps(simulation_doc(sim), indent=2)
+    return simulation_text(sim)
+
+
+def simulation_doc(sim: Simulation) -> dict[str, Any]:
+    """The DESIGN.md shape: feasible, node, allocations, reasons (worded, most useful first)."""
+    outcome = sim.outcome
+    reasons = outcome.reason_texts()
+    if not outcome.feasible and outcome.message and outcome.message not in reasons:
+        reasons.append(outcome.message)
+    return {"feasible": outcome.feasible, "node": outcome.node, "allocations": outcome.allocations(),
+            "reasons": reasons}
+
+
+def placements(doc: dict[str, Any]) -> list[str]:
+    """``claim request -> pool/device`` for each allocated device of a simulation document."""
+    return [f"{a['claim']} {r['request']} -> {r['pool']}/{r['device']}"
+            for a in doc["allocations"] for r in a["results"]]
+
+
+def simulation_text(sim: Simulation) -> str:
+    outcome = sim.outcome
+    how = f", {sim.mode} over {sim.claims} claims" if sim.claims > 1 else ""
+    if outcome.feasible:
+        lines = [f"feasible: yes, on node {outcome.node} ({outcome.steps} steps{how})"]
+        for alloc in outcome.allocations():
+            lines.append(f"claim {alloc['claim']}:")
+            for r in alloc["results"]:
+                extra = ""
+                if r.get("consumedCapacity"):
+                    extra = "  consumes " + ", ".join(f"{k}={v}" for k, v in r["consumedCapacity"].items())
+                if r.get("adminAccess"):
+                    extra += "  (admin access)"
+                lines.append(f"  {r['request']} -> {r['driver']}/{r['pool']}/{r['device']}{extra}")
+        return "\n".join(lines) + "\n"
+    lines = [f"feasible: no ({outcome.kind}: {outcome.message or 'cannot allocate all claims'}; "
+             f"{outcome.steps} steps, {outcome.nodes_tried} node(s){how})"]
+    by_node: dict[str, list[str]] = {}
+    for r in outcome.ranked():
+        if r.node:
+            by_node.setdefault(r.node, []).append(reason_text(r))
+        else:
+            lines.append(f"  {reason_text(r)}")
+    for node in sorted(by_node):
+        lines.append(f"node {node}:")
+        lines.extend(f"  - {r}" for r in by_node[node])
+    return "\n".join(lines) + "\n"
+
+
+def simulation_comparison(cmp: Comparison, output: str) -> str:
+    if output == "json":
+        return dump_plain({"gates": cmp.gates, "on": cmp.on, "off": cmp.off, "differences": cmp.differences})
+    on, off = cmp.on, cmp.off
+    a_on, a_off = placements(on), placements(off)
+    lines = [f"gates compared: {', '.join(cmp.gates)}",
+             f"  {'':<12} {'ON':<{COLUMN}} OFF",
+             f"  {'feasible':<12} {str(on['feasible']):<{COLUMN}} {off['feasible']}"]
+    for i in range(max(len(a_on), len(a_off))):
+        lines.append(f"  {'allocations' if i == 0 else '':<12} {_cut(a_on[i] if i < len(a_on) else ''):<{COLUMN}} "
+                     f"{_cut(a_off[i] if i < len(a_off) else '')}")
+    for side, doc in (("on", on), ("off", off)):
+        if doc["reasons"]:
+            lines.append(f"  reasons with gates {side}:")
+            lines += [f"    - {r}" for r in doc["reasons"]]
+    return "\n".join(lines + _differences(cmp.differences))

@@ -1,0 +1,215 @@
+"""``dra-webhook review``: the server's pipeline on local files.
+
+Objects are first given the defaults the apiserver applies before it calls webhooks, so a
+manifest as a user writes it is judged as the apiserver would judge it. ``review_objects``
+decides (one ``Reviewed`` per object); ``render`` prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from dataclasses import replace
+from typing import Any
+
+from webhook import BadInput
+from webhook.admission import decode
+from webhook.admission.envelope import parse_review
+from webhook.admission.pipeline import Answer, Outcome, evaluate, respond
+from webhook.admission.response import build_bad_request
+from webhook.cli import render
+from webhook.cli.common import (
+    EXIT_DENIED,
+    EXIT_OK,
+    GATES_HELP,
+    Source,
+    build_settings,
+    gather,
+    load_cluster_state,
+    new_uid,
+    parse_gate_names,
+)
+from webhook.cli.progress import Progress
+from webhook.cli.results import Result, Reviewed, Skipped
+from webhook.config import Settings
+from webhook.rules.registry import KINDS, rules_for
+from webhook.state.base import StateSource
+from webhook.state.files import load_objects_from_file
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    r = sub.add_parser("review", help="run the admission pipeline on local objects",
+                       description="Mutate, validate the mutated object, then check feasibility, "
+                                   "exactly as the server does, for every object of every -f PATH. "
+                                   "Exit 0 all allowed, 1 any denied (or, with --strict, not "
+                                   "understood), 2 bad input or usage.")
+    r.add_argument("-f", "--filename", dest="paths", action="extend", nargs="+", required=True,
+                   metavar="PATH",
+                   help="a YAML/JSON file (one or more objects, a List), a directory (every *.yaml, "
+                        "*.yml, *.json below it) or '-' for stdin; repeatable, and a shell glob works")
+    r.add_argument("--old-file", help="the stored object, for an UPDATE")
+    r.add_argument("--operation", choices=["CREATE", "UPDATE"],
+                   help="default: UPDATE with --old-file, else CREATE")
+    r.add_argument("--dry-run", action="store_true", help="review as a dry-run request")
+    r.add_argument("--strict", action="store_true",
+                   help="fail (exit 1) on objects of an unknown kind, an unserved version, or documents "
+                        "that are not Kubernetes objects, instead of passing them through with a note")
+    r.add_argument("--feature-gates", metavar="SPEC", help=GATES_HELP)
+    r.add_argument("--config", metavar="FILE", help="YAML config file, as for serve")
+    r.add_argument("--cluster-state", metavar="DIR",
+                   help="cluster state for feasibility warnings (default: the shipped examples)")
+    r.add_argument("--no-feasibility", action="store_true", help="skip feasibility warnings")
+    r.add_argument("--compare-gates", metavar="NAMES",
+                   help="run with these gates on and off and show the differences")
+    r.add_argument("-o", "--output", choices=["text", "json", "yaml", "junit"], default="text",
+                   help="text (default); json/yaml: the AdmissionReview (request and response) of each "
+                        "object, a List for several; junit: one testcase per object")
+    r.set_defaults(run=run)
+
+
+
+
+def split_api_version(api_version: str) -> tuple[str, str]:
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+def with_defaults(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object with the apiserver's defaults applied (when we have rules for its kind)."""
+    group, version = split_api_version(str(obj.get("apiVersion", "")))
+    rules = rules_for(group, str(obj.get("kind", "")))
+    if rules is None or version not in ("v1", "v1beta1"):
+        return obj
+    return rules.apply_defaults(obj)
+
+
+def build_review(obj: dict[str, Any], old: dict[str, Any] | None, operation: str,
+                 dry_run: bool) -> dict[str, Any]:
+    """An AdmissionReview request as the apiserver would send it for ``obj``."""
+    group, version = split_api_version(str(obj.get("apiVersion", "")))
+    kind = str(obj.get("kind", ""))
+    meta = meta_raw if isinstance(meta_raw := obj.get("metadata"), dict) else {}
+    rules = rules_for(group, kind)
+    namespaced = rules is not None and rules.namespaced
+    namespace = (meta.get("namespace") or "default") if namespaced else ""
+    if namespaced and not meta.get("namespace") and isinstance(obj.get("metadata"), dict):
+        # kubectl sends a namespaced object without one to "default", and the apiserver sets
+        # metadata.namespace from the request path before any webhook sees the object.
+        obj = {**obj, "metadata": {**meta, "namespace": namespace}}
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": new_uid(),
+            "kind": {"group": group, "version": version, "kind": kind},
+            "resource": {"group": group, "version": version,
+                         "resource": rules.plural if rules else kind.lower() + "s"},
+            "requestKind": {"group": group, "version": version, "kind": kind},
+            "name": str(meta.get("name") or ""),
+            "namespace": namespace,
+            "operation": operation,
+            "userInfo": {"username": "dra-webhook-cli"},
+            "object": obj,
+            "oldObject": old,
+            "dryRun": dry_run,
+            "options": None,
+        },
+    }
+
+
+def review_objects(objs: list[dict[str, Any]], old: dict[str, Any] | None, operation: str,
+                   dry_run: bool, settings: Settings, state: StateSource | None) -> list[Reviewed]:
+    """Review every object as the apiserver and our webhooks would: the apiserver's decode step
+    (an object it cannot decode is refused, HTTP 400), its defaults, then our pipeline."""
+    results = []
+    for obj in objs:
+        if (bad := decode.check(obj)) is not None:
+            # The apiserver would refuse it before defaults, webhooks and validation (HTTP 400).
+            doc = build_review(obj, old, operation, dry_run)
+            req = parse_review(doc)
+            answer = Answer(build_bad_request(req.uid, bad.message), False, [], [], [])
+            refused = " ".join((bad.message, *(f"({h})" for h in bad.hints)))
+            results.append(Reviewed(obj, Outcome(req, handled=True), answer, doc["request"], refused=refused))
+            continue
+        doc = build_review(with_defaults(obj), with_defaults(old) if old else None, operation, dry_run)
+        out = evaluate(parse_review(doc), settings, state, endpoint="review")
+        results.append(Reviewed(obj, out, respond(out, settings, "review"), doc["request"],
+                                problem=not_checked(out)))
+    return results
+
+
+def not_checked(out: Outcome) -> str:
+    """Why the pipeline passed an object through unchecked, with a spelling hint; "" if checked."""
+    req = out.request
+    if out.handled or req.operation not in ("CREATE", "UPDATE"):
+        return ""
+    rules = rules_for(req.group, req.kind)
+    if rules is None:
+        hint = did_you_mean(req.kind)
+        return f"kind {req.kind} ({'/'.join(filter(None, (req.group, req.version)))}) is not one dra-webhook " \
+               f"checks" + (f"; did you mean {hint}?" if hint else "")
+    return f"{req.kind} {req.group}/{req.version} is not a version dra-webhook checks (it validates " \
+           f"{rules.api_version()})"
+
+
+def did_you_mean(kind: str) -> str:
+    """The known kind a misspelt one is closest to ("" when none is close)."""
+    known = {k.lower(): k for k in (r.kind for r in KINDS.values())}
+    got = difflib.get_close_matches(kind.lower(), list(known), n=1, cutoff=0.75)
+    return known[got[0]] if got else ""
+
+
+def _old(args: argparse.Namespace, sources: list[Source]) -> tuple[dict[str, Any] | None, str]:
+    """(old object, operation) from the flags."""
+    old = None
+    if args.old_file:
+        olds = load_objects_from_file(args.old_file)
+        if len(olds) != 1 or len(sources) != 1:
+            raise BadInput("--old-file needs exactly one object in each file")
+        old = olds[0]
+    operation = args.operation or ("UPDATE" if old is not None else "CREATE")
+    if operation == "UPDATE" and old is None:
+        raise BadInput("--operation UPDATE needs --old-file")
+    return old, operation
+
+
+def review_sources(sources: list[Source], old: dict[str, Any] | None, operation: str, dry_run: bool,
+                   settings: Settings, state: StateSource | None, strict: bool,
+                   progress: Progress | None = None) -> list[Result]:
+    """Every document reviewed, in input order; non-objects become ``Skipped``."""
+    out: list[Result] = []
+    for i, src in enumerate(sources):
+        if progress is not None:
+            progress.step(i, len(sources), src.origin)
+        if src.obj is None:
+            out.append(Skipped(src.origin, src.problem, strict))
+            continue
+        (r,) = review_objects([src.obj], old, operation, dry_run, settings, state)
+        out.append(replace(r, origin=src.origin, strict=strict))
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    # Offline, warnings are printed whole: the apiserver's 120-character budget is the server's.
+    settings = replace(build_settings(args.feature_gates, args.config), max_warning_length=sys.maxsize)
+    if args.no_feasibility:
+        settings = replace(settings, feasibility=False)
+    sources = gather(args.paths)
+    old, operation = _old(args, sources)
+    state = load_cluster_state(args.cluster_state) if settings.feasibility else None
+    if args.compare_gates:
+        from webhook.cli.compare import compare_review
+        objs = [s.obj for s in sources if s.obj is not None]
+        cmp = compare_review(lambda s: review_objects(objs, old, operation, args.dry_run, s, state),
+                             settings, parse_gate_names(args.compare_gates))
+        print(render.review_comparison(cmp, args.output))
+        return cmp.exit_code
+    with Progress.on_tty("review") as progress:
+        results = review_sources(sources, old, operation, args.dry_run, settings, state, args.strict,
+                                 progress if len(sources) > 1 else None)
+    text, notes = render.reviews(results, args.output)
+    for note in notes:
+        print(note, file=sys.stderr)
+    print(text)
+    return EXIT_DENIED if any(r.failed for r in results) else EXIT_OK

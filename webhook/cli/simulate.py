@@ -1,0 +1,155 @@
+"""``dra-webhook simulate``: allocate claims (or a PodGroup's claims) against a cluster state.
+
+``simulate_objects`` decides and returns a ``Simulation`` (or raises ``BadInput``); ``render``
+turns it into the JSON DESIGN.md specifies or a readable per-node explanation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from webhook import BadInput
+from webhook.allocator.engine import JOINT, PER_CLAIM, Outcome, allocate
+from webhook.allocator.feasibility import claims_for
+from webhook.allocator.model import model_for
+from webhook.allocator.reasons import note
+from webhook.cli import render
+from webhook.cli.common import EXIT_USAGE, GATES_HELP, build_settings, load_cluster_state, parse_gate_names
+from webhook.gates import FeatureGates
+from webhook.patch import PatchError, apply_patch
+from webhook.rules.context import RuleContext
+from webhook.rules.registry import by_kind, feasibility_kinds
+from webhook.state.base import ClusterSnapshot
+from webhook.state.files import load_objects_from_file
+
+STEPS_MAX = 1_000_000
+TIMEOUT_SECONDS = 60.0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    m = sub.add_parser("simulate", help="allocate claims against a cluster state",
+                       description="Allocate the ResourceClaims (or a PodGroup's claims) in FILE "
+                                   "together, in one simulated scheduling cycle. Exit 0 feasible, "
+                                   "1 infeasible, 2 bad input.")
+    m.add_argument("--cluster-state", metavar="DIR",
+                   help="cluster state directory (default: the shipped examples)")
+    m.add_argument("-f", "--filename", dest="files", action="append", required=True,
+                   help="claims, claim templates or a PodGroup (repeatable)")
+    m.add_argument("--node", help="only this node (default: feasible on any node)")
+    m.add_argument("--feature-gates", metavar="SPEC", help=GATES_HELP)
+    m.add_argument("--podgroup-mode", choices=[JOINT, PER_CLAIM], default=JOINT,
+                   help="joint: one search over all claims (upper bound); per-pod: claim by claim "
+                        "without revisiting, as the scheduler does today")
+    m.add_argument("--compare-gates", metavar="NAMES",
+                   help="run with these gates on and off and show the differences")
+    m.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    m.set_defaults(run=run)
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """The allocator's answer for the input objects."""
+
+    outcome: Outcome
+    mode: str
+    claims: int
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.outcome.feasible else 1
+
+
+def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot,
+                   gates: FeatureGates | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """(claims in input order, notes). A PodGroup pulls its claims from the input or the state.
+
+    The objects are first made what the apiserver would store under ``gates``: its defaults
+    (the caller's job: the allocator takes claims as given) and its gate strips (a PodGroup's
+    ``resourceClaims`` are dropped while DRAWorkloadResourceClaims is off). Raises ``BadInput``
+    for kinds simulate does not take.
+    """
+    kinds = feasibility_kinds()
+    for o in objects:
+        kind = o.get("kind") if isinstance(o, dict) else None
+        if kind not in kinds:
+            raise BadInput(f"unsupported kind {kind!r}: simulate takes {', '.join(kinds)}")
+    objects = [_as_stored(o, gates or FeatureGates()) for o in objects]
+    groups = [o for o in objects if o.get("kind") == "PodGroup"]
+    if len(groups) > 1:
+        raise BadInput("simulate takes at most one PodGroup")
+    if groups:
+        return claims_for(groups[0], snapshot, extra=objects)
+    claims: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for o in objects:
+        got, more = claims_for(o, snapshot)
+        claims.extend(got)
+        notes.extend(more)
+    return claims, notes
+
+
+def _as_stored(obj: dict[str, Any], gates: FeatureGates) -> dict[str, Any]:
+    """``obj`` as a CREATE would store it: the apiserver's defaults, then the gate strips."""
+    rules = by_kind(str(obj.get("kind")))
+    if rules is None:
+        return obj
+    obj = rules.apply_defaults(obj)
+    mutation = rules.mutate(obj, RuleContext(gates))
+    try:
+        stored: dict[str, Any] = apply_patch(obj, mutation.ops) if mutation.ops else obj
+        return stored
+    except PatchError:  # our bug; simulate the object as given rather than fail
+        return obj
+
+
+def simulate_objects(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gates: FeatureGates,
+                     node: str | None, podgroup_mode: str = JOINT) -> Simulation:
+    """Allocate the claims in ``objects`` together, in one simulated scheduling cycle."""
+    if podgroup_mode not in (JOINT, PER_CLAIM):
+        raise BadInput(f"unknown --podgroup-mode {podgroup_mode!r} (want {JOINT} or {PER_CLAIM})")
+    claims, notes = collect_claims(objects, snapshot, gates)
+    model = model_for(snapshot, gates)
+    if node is not None and node not in model.nodes:
+        known = ", ".join(list(model.nodes)[:5]) + (", ..." if len(model.nodes) > 5 else "")
+        raise BadInput(f"--node {node}: no such node in the cluster state (nodes: {known or 'none'})")
+    if not claims:
+        outcome = Outcome()
+        outcome.summary = note("no claims to allocate")
+        outcome.reasons = [note(n) for n in notes] or [outcome.summary]
+    else:
+        outcome = allocate(claims, model, node=node, mode=podgroup_mode, max_steps=STEPS_MAX,
+                           deadline=time.monotonic() + TIMEOUT_SECONDS)
+        outcome.reasons = [note(n) for n in notes] + outcome.reasons
+    return Simulation(outcome, podgroup_mode, len(claims))
+
+
+def run_simulate(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gates: FeatureGates,
+                 node: str | None, podgroup_mode: str = JOINT, output: str = "text") -> tuple[int, str]:
+    """(exit code, what ``simulate`` prints): ``simulate_objects`` rendered."""
+    if output not in ("json", "text"):
+        return EXIT_USAGE, f"unknown output format {output!r} (want json or text)"
+    try:
+        sim = simulate_objects(objects, snapshot, gates, node, podgroup_mode)
+    except BadInput as e:
+        return EXIT_USAGE, str(e)
+    return sim.exit_code, render.simulation(sim, output)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = build_settings(args.feature_gates, None)
+    objs: list[dict[str, Any]] = []
+    for f in args.files:
+        objs.extend(load_objects_from_file(f))
+    snapshot = load_cluster_state(args.cluster_state).snapshot()
+    if args.compare_gates:
+        from webhook.cli.compare import compare_simulate
+        cmp = compare_simulate(lambda g: simulate_objects(objs, snapshot, g, args.node, args.podgroup_mode),
+                               settings, parse_gate_names(args.compare_gates))
+        print(render.simulation_comparison(cmp, args.output))
+        return cmp.exit_code
+    sim = simulate_objects(objs, snapshot, settings.gates, args.node, args.podgroup_mode)  # BadInput: exit 2
+    print(render.simulation(sim, args.output).rstrip("\n"))
+    return sim.exit_code

@@ -1,0 +1,1 @@
+"""ResourceClaim, ResourceClaimTemplate and DeviceClass rules, with the claim spec they share."""

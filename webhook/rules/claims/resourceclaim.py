@@ -1,0 +1,119 @@
+"""ResourceClaim (``resource.k8s.io/v1``): metadata, spec (via claimspec), status, strategy.
+
+CREATE: the strategy wipes ``status`` (a ``remove /status`` op) and drops gated spec fields.
+UPDATE of the main resource: spec immutable, old status kept. UPDATE of ``/status``: old spec
+and metadata kept, status rules RC-ST-* and the status drops. RC-ADM-1 (adminAccess needs a
+namespace label) cannot be decided without the namespace: only a warning here. Pure.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from webhook.fielderrors import FieldError, FieldPath
+from webhook.patch import op_add, op_remove, op_replace
+from webhook.rules.claims.mutate import default_claim_spec, plan_spec_strips
+from webhook.rules.claims.spec import validate_claim_spec
+from webhook.rules.claims.status import plan_status_strips, validate_status_update
+from webhook.rules.claims.update import validate_spec_immutable
+from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.kind import KindRules
+from webhook.rules.names import validate_object_meta
+
+SPEC = FieldPath.root("spec")
+ADMIN_ACCESS_WARNING = ("adminAccess needs namespace label resource.kubernetes.io/admin-access=true "
+                        "(not checked by this webhook)")
+
+
+def apply_defaults(obj: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy with v1 defaults (allocationMode, count, toleration operator) applied."""
+    out = copy.deepcopy(obj)
+    if isinstance(out, dict):
+        default_claim_spec(out.get("spec"))
+    return out
+
+
+def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
+    """Strategy effects as JSON Patch: status wipe/restore and gate strips."""
+    out = Mutation()
+    if not isinstance(obj, dict):
+        return out
+    old = ctx.old if isinstance(ctx.old, dict) else {}
+    if ctx.subresource == "status":
+        if ctx.is_update():
+            out.ops.extend(_restore("spec", obj, old))
+            out.extend(plan_status_strips(obj, old, ctx))
+        return out
+    if ctx.is_update():
+        out.ops.extend(_restore("status", obj, old))
+    elif "status" in obj:
+        out.ops.append(op_remove("/status"))
+    out.extend(plan_spec_strips(obj.get("spec"), SPEC, ctx, old.get("spec")))
+    return out
+
+
+def _restore(member: str, obj: dict[str, Any], old: dict[str, Any]) -> list[dict[str, Any]]:
+    """Ops that make ``obj[member]`` equal to the stored ``old[member]``."""
+    if obj.get(member) == old.get(member):
+        return []
+    if member not in old:
+        return [op_remove("/" + member)]
+    return [(op_replace if member in obj else op_add)("/" + member, copy.deepcopy(old[member]))]
+
+
+def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
+    """CREATE: metadata and every spec rule (status was wiped by mutate)."""
+    if not isinstance(obj, dict):
+        return []
+    errs = validate_object_meta(obj.get("metadata"), FieldPath.root("metadata"), namespaced=True)
+    return errs + validate_claim_spec(obj.get("spec"), SPEC, ctx)
+
+
+def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
+    """UPDATE: spec immutable (main resource) or the status rules (``/status``)."""
+    if not isinstance(obj, dict) or not isinstance(old, dict):
+        return []
+    if ctx.subresource == "status":
+        return validate_status_update(obj, old)
+    return validate_spec_immutable(obj.get("spec"), old.get("spec"), SPEC)
+
+
+def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
+    """RC-ADM-1 cannot be checked here (say so), plus hints for shapes from other versions."""
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    out = [ADMIN_ACCESS_WARNING] if uses_admin_access(spec) else []
+    if isinstance(spec, dict) and "spec" in spec:
+        out.append("spec.spec is not a ResourceClaim field (template shape?); the apiserver drops it")
+    return out + shape_hints(spec, SPEC)
+
+
+def shape_hints(spec: Any, path: FieldPath) -> list[str]:
+    """One warning per request written in the v1beta1 shape (class/selectors on the request)."""
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    reqs = devices.get("requests") if isinstance(devices, dict) else None
+    out = []
+    for i, r in enumerate(reqs if isinstance(reqs, list) else []):
+        if isinstance(r, dict) and any(k in r for k in ("deviceClassName", "selectors", "count",
+                                                         "allocationMode")):
+            p = path.child("devices", "requests").index(i)
+            out.append(f"{p}: v1beta1 request shape; in resource.k8s.io/v1 these fields go under exactly")
+    return out[:3]
+
+
+def uses_admin_access(spec: Any) -> bool:
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    reqs = devices.get("requests") if isinstance(devices, dict) else None
+    for r in reqs if isinstance(reqs, list) else []:
+        ex = r.get("exactly") if isinstance(r, dict) else None
+        if isinstance(ex, dict) and ex.get("adminAccess") is True:
+            return True
+    return False
+
+
+RULES = KindRules(
+    group="resource.k8s.io", kind="ResourceClaim", versions=("v1",), namespaced=True,
+    plural="resourceclaims", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
+    validate_update=validate_update, warnings=warnings,
+    feasibility=True, capacity_defaulting=True,
+)

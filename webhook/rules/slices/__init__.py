@@ -1,0 +1,1 @@
+"""ResourceSlice rules: the kind module, devices, capacity, gate strips, shared checks."""
