@@ -31,9 +31,9 @@ from tests.differential.conftest import scale
 from tests.differential.gen_alloc import Scenario, our_gates, scenarios
 from tests.differential.generated import draw_many
 from tests.differential.oracle import AllocOracle, OracleError
+from webhook.cli.simulate import run_simulate
 from webhook.gates import FeatureGates
 from webhook.quantity import try_parse
-from webhook.simulate import run_simulate
 from webhook.state.base import ClusterSnapshot
 
 COUNT = 2000

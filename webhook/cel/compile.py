@@ -325,6 +325,18 @@ class Selector:
 
     def _evaluate(self, view: DeviceView) -> bool:
         """The celpy evaluation (``matches`` without the native shortcuts), metered."""
+        result = self._value(view)
+        if not isinstance(result, celtypes.BoolType):
+            raise CelRuntimeError(f"CEL result of type {type_name(result)} could not be converted to bool")
+        return bool(result)
+
+    def value(self, view: DeviceView) -> Any:
+        """The value on the device, of any type (a derived attribute's). Raises CelRuntimeError."""
+        if view.error:
+            raise CelRuntimeError(view.error)
+        return self._value(view)
+
+    def _value(self, view: DeviceView) -> Any:
         meter = _Meter(MAX_COST, getattr(_scope, "deadline", None))
         # Checked before starting too: a loop over many devices must stop at once, not after
         # CHECK_EVERY steps of each device.
@@ -340,9 +352,7 @@ class Selector:
         except (TypeError, ValueError, ArithmeticError, KeyError, IndexError, AttributeError) as e:
             # celpy lets some Python errors out on odd operand types; they are runtime errors.
             raise CelRuntimeError(f"no such overload: {e}") from None
-        if not isinstance(result, celtypes.BoolType):
-            raise CelRuntimeError(f"CEL result of type {type_name(result)} could not be converted to bool")
-        return bool(result)
+        return result
 
     def __repr__(self) -> str:
         return f"Selector({self.expression!r})"
@@ -388,7 +398,7 @@ def _environment() -> celpy.Environment:
     return _env
 
 
-def _build(expression: str) -> Selector | CelCompileError:
+def _build(expression: str, value: bool = False) -> Selector | CelCompileError:
     """Compile one expression: length, parse, static checks, result type, cost; then bind the functions."""
     if expression == "":
         return CelCompileError("expression must not be empty")
@@ -406,7 +416,10 @@ def _build(expression: str) -> Selector | CelCompileError:
     except CheckError as e:
         return CelCompileError(f"compilation failed: {e}")
     cost = estimate(tree)
-    if result_type not in ("bool", "dyn"):
+    allowed = ("bool", "int", "string", "Semver", "list", "dyn") if value else ("bool", "dyn")
+    if result_type not in allowed:
+        if value:
+            return CelCompileError(f"must evaluate to a scalar or a list of scalars, not {result_type}")
         return CelCompileError(f"must evaluate to bool, not {result_type}")
     if cost > MAX_COST:
         return CelCompileError("too complex, exceeds cost limit", too_complex=True)
@@ -442,19 +455,21 @@ def _syntax_message(e: CELParseError) -> str:
     return f"compilation failed: ERROR: {where}: Syntax error: unexpected input\n | {body}"
 
 
-def compile_result(expression: str) -> Selector | CelCompileError:
-    """Compile (or fetch from the cache) without raising; errors are cached too."""
+def compile_result(expression: str, value: bool = False) -> Selector | CelCompileError:
+    """Compile (or fetch from the cache) without raising; errors are cached too. ``value``: an
+    expression whose value is wanted (a derived attribute), cached apart from the selectors."""
     # The lock guards the LRU only: compiling happens outside it, so two threads may compile
     # the same new expression at once; both get the same answer.
+    key = "\0value\0" + expression if value else expression
     with _lock:
-        hit = _cache.get(expression)
+        hit = _cache.get(key)
         if hit is not None:
-            _cache.move_to_end(expression)
+            _cache.move_to_end(key)
             return hit
-    built = _build(expression)
+    built = _build(expression, value)
     with _lock:
-        _cache[expression] = built
-        _cache.move_to_end(expression)
+        _cache[key] = built
+        _cache.move_to_end(key)
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
     return built
