@@ -76,7 +76,9 @@ def alloc_profiles() -> dict[str, dict[str, bool]]:
     experimental one, `stable` (consumable capacity and binding conditions off) the stable one.
     """
     on = all_on()
-    return {
+    # PodGroup resourceClaims are stored only with these on; they are no allocator feature.
+    wl = {"GenericWorkload": True, "DRAWorkloadResourceClaims": True}
+    return {k: {**wl, **v} for k, v in {
         "defaults": {},
         "all-on": on,
         "defaults+CG": _on({}, "DRADeviceCompatibilityGroups"),
@@ -88,7 +90,7 @@ def alloc_profiles() -> dict[str, dict[str, bool]]:
         "all-on-no-taints": _off(on, "DRADeviceTaints"),
         "defaults-no-binding": _off({}, "DRADeviceBindingConditions"),
         "stable": _off({}, "DRAConsumableCapacity", "DRADeviceBindingConditions"),
-    }
+    }.items()}
 
 
 @functools.cache
@@ -439,7 +441,22 @@ DERIVED = {
 }
 
 
-def request_body(r: R, cc: bool, derived: bool = False) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Fields:
+    """Which gated request fields a claim may carry: an input claim only what the apiserver
+    would store under the profile (simulate stores its inputs so); a claim already in the state
+    may also hold fields stored before a gate was turned off (``stale``)."""
+
+    cc: bool
+    derived: bool
+    taints: bool
+    stale: bool = False
+
+    def odds(self, on: bool, usual: float, stale: float) -> float:
+        return usual if on else (stale if self.stale else 0.0)
+
+
+def request_body(r: R, f: Fields) -> dict[str, Any]:
     cls = r.weighted({k: w for k, (_, w) in CLASSES.items()})
     driver = CLASSES[cls][0]
     body: dict[str, Any] = {"deviceClassName": cls}
@@ -452,18 +469,18 @@ def request_body(r: R, cc: bool, derived: bool = False) -> dict[str, Any]:
     if r.p(0.35):
         sels = selectors_for(driver)
         body["selectors"] = [{"cel": {"expression": r.weighted(sels)}} for _ in range(r.weighted({1: 4, 2: 1}))]
-    if r.p(0.2):
+    if r.p(f.odds(f.taints, 0.2, 0.05)):
         body["tolerations"] = [r.pick([
             {"key": "broken", "operator": "Exists"}, {"key": "broken", "operator": "Equal", "value": "yes"},
             {"key": "maint", "operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists"},
             {"key": "broken"}])]
-    if r.p(0.3 if cc else 0.03):
+    if r.p(f.odds(f.cc, 0.3, 0.03)):
         amounts = {"mem": [2**30, 2**31, 2**32, 2**33, 2**34 + 1], "cores": [0.5, 1, 1.5, 2, 3, 8],
                    "bw": [1, 3, 16, 1000, 1500, 5000]}
         names = r.sample(r.weighted({("mem",): 4, ("cores",): 2, ("bw",): 1, ("mem", "cores"): 1,
                                      ("mem", "cores", "bw"): 0.3}), 3, 3)
         body["capacity"] = {"requests": {key(r, driver, n): qty(r, r.pick(amounts[n])) for n in names}}
-    if r.p(0.2 if derived else 0.01):
+    if r.p(f.odds(f.derived, 0.2, 0.01)):
         name = r.pick(sorted(DERIVED))
         body["derivedAttributes"] = [{"name": name, "expression": r.pick(DERIVED[name])}]
     return body
@@ -473,18 +490,18 @@ CONSTRAINED = {f"{GPU}/model": 3, f"{GPU}/numa": 3, f"{GPU}/index": 1, f"{GPU}/v
                f"{GPU}/links": 0.7, f"{NIC}/model": 0.5}
 
 
-def claim_spec(r: R, cc: bool, derived: bool = False) -> dict[str, Any]:
+def claim_spec(r: R, f: Fields) -> dict[str, Any]:
     requests = []
     names: list[str] = []
     for i in range(r.weighted({1: 7, 2: 3, 3: 1})):
         if r.p(0.2):
             subs = []
             for j in range(r.weighted({1: 1, 2: 3, 3: 1})):
-                subs.append({"name": f"s{j}", **request_body(r, cc, derived)})
+                subs.append({"name": f"s{j}", **request_body(r, f)})
                 names.append(f"r{i}/s{j}")
             requests.append({"name": f"r{i}", "firstAvailable": subs})
         else:
-            body = request_body(r, cc, derived)
+            body = request_body(r, f)
             if r.p(0.05):
                 body["adminAccess"] = True
             requests.append({"name": f"r{i}", "exactly": body})
@@ -492,10 +509,12 @@ def claim_spec(r: R, cc: bool, derived: bool = False) -> dict[str, Any]:
     devices: dict[str, Any] = {"requests": requests}
     used = sorted({a["name"] for q in requests for b in ([q["exactly"]] if "exactly" in q else q["firstAvailable"])
                    for a in b.get("derivedAttributes", ())})
-    cons = [{r.pick(["matchAttribute", "distinctAttribute"]): a} for a in used]  # every one must be used
+    # distinctAttribute is a DRAConsumableCapacity field: stored only while that gate is on.
+    kinds = ["matchAttribute", "distinctAttribute"] if r.p(f.odds(f.cc, 1, 0.5)) else ["matchAttribute"]
+    cons = [{r.pick(kinds): a} for a in used]  # every derived attribute must be used
     if r.p(0.3):
         for _ in range(r.weighted({1: 4, 2: 1})):
-            c: dict[str, Any] = {r.pick(["matchAttribute", "distinctAttribute"]): r.weighted(CONSTRAINED)}
+            c: dict[str, Any] = {r.pick(kinds): r.weighted(CONSTRAINED)}
             if r.p(0.4):
                 c["requests"] = sorted(r.sample(names, 1, 2))
             cons.append(c)
@@ -590,20 +609,23 @@ def build(rnd: random.Random) -> Scenario:
     state.extend(sorted(slices, key=lambda s: s["metadata"]["name"]))
     state.extend(device_classes())
     state.extend(allocated_claims(r, slices))
-    claims = [_claim(f"claim-{i}", claim_spec(r, cc, eff["DRADerivedAttributes"]))
-              for i in range(r.weighted({1: 6, 2: 3, 3: 1}))]
+    group = r.p(0.2)
+    wheres = [r.pick(["claim-input", "claim-state", "template-input", "template-state"]) if group else "claim-input"
+              for _ in range(r.weighted({1: 6, 2: 3, 3: 1}))]
+    claims = [_claim(f"claim-{i}", claim_spec(r, Fields(cc, eff["DRADerivedAttributes"], eff["DRADeviceTaints"],
+                                                        stale=where.endswith("state"))))
+              for i, where in enumerate(wheres)]
     for c in claims:
         if r.p(0.06):  # allocated already (by an earlier cycle): it only narrows the nodes
             tags.add("fixed-claim")
             c["spec"] = stored(c["spec"])
             c["status"] = {"allocation": fixed_allocation(r, slices, nodes)}
     objects: list[dict[str, Any]] = claims
-    if r.p(0.2):
+    if group:
         tags.add("podgroup")
         objects, entries = [], []
         ns = r.weighted({NS: 3, "team-a": 1})
-        for i, c in enumerate(claims):
-            where = r.pick(["claim-input", "claim-state", "template-input", "template-state"])
+        for i, (c, where) in enumerate(zip(claims, wheres, strict=True)):
             # Where the referenced object lives: the group's namespace; rarely elsewhere (not
             # found); in the state also written without a namespace, as a hand-made state may be.
             home = r.weighted({ns: 20, "elsewhere": 1})
