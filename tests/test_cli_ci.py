@@ -189,3 +189,37 @@ def test_long_names_still_fit_with_the_key_facts(tmp_path: Path) -> None:
     assert warns and all(len(w) <= 120 for w in warns)
     assert warns[0].endswith("/the-request (resource.example.com): counter memory of gpu-1-counters exhausted")
     assert "claim xxx" in warns[0]
+
+
+def test_fatal_reasons_fit_too_so_the_server_never_cuts_what_review_shows(tmp_path: Path) -> None:
+    from webhook.admission.pipeline import review as pipeline_review
+    from webhook.cli.review import build_review, with_defaults
+    from webhook.config import Settings
+    from webhook.state.default import load_state
+
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "a-claim-with-a-rather-long-name-indeed", "namespace": "default"},
+             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                 "deviceClassName": "a-device-class-that-nobody-ever-created.example.com"}}]}}}
+    r = run("review", "-f", str(write(tmp_path / "c.yaml", claim)))
+    shown = [line.strip()[2:] for line in r.stdout.splitlines() if line.strip().startswith("- feasibility:")]
+    resp, _ = pipeline_review(build_review(with_defaults(claim), None, "CREATE", False), Settings(),
+                              load_state(None, None, False), endpoint="validate")
+    assert shown and all(len(w) <= 120 for w in shown)
+    assert shown == [w for w in resp["response"]["warnings"] if w.startswith("feasibility:")]
+    assert "claim a-claim-with-a-rather-long-name-indeed/gpu: could not retrieve device" in shown[0]
+    assert shown[0].endswith("not found")
+
+
+def test_the_per_pod_warning_fits() -> None:
+    from webhook.allocator.engine import Outcome
+    from webhook.allocator.feasibility import _per_pod_warning
+    from webhook.allocator.reasons import Code, Reason
+
+    out = Outcome()
+    out.reasons = [Reason(Code.COUNTER_EXHAUSTED, claim="default/training-worker-0-gpus", request="gpu",
+                          node="worker-1", device_class="gpu.example.com", counter="memory",
+                          counter_set="gpu-0-counters")]
+    w = _per_pod_warning("training-worker-0", out)
+    assert len(w) <= 120 and w.startswith("feasibility: PodGroup training-worker-0 fits only jointly, not pod by pod")
+    assert "counter memory of gpu" in w and "exhausted" in w

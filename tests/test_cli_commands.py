@@ -256,7 +256,7 @@ def test_examples_refer_only_to_claims_and_templates_that_exist() -> None:
 def test_compare_gates_on_a_podgroup_shows_the_strip() -> None:
     r = run("simulate", "-f", "examples/scheduling/podgroup-training-worker-0.yaml",
             "-f", "examples/claims/resourceclaimtemplate-shared-gpu.yaml", "--compare-gates",
-            "DRAWorkloadResourceClaims")
+            "DRAWorkloadResourceClaims", "--feature-gates", "GenericWorkload=true")  # its dependency
     assert "differences: none" not in r.stdout
     assert "feasible: True with gates on, False with gates off" in r.stdout
 

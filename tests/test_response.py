@@ -119,3 +119,14 @@ def test_compiled_schema_refuses_unknown_keywords():
     from webhook.admission.envelope import compile_schema
     with pytest.raises(ValueError, match="unsupported keyword 'pattern'"):
         compile_schema({"type": "string", "pattern": "x"})
+
+
+def test_a_patch_with_a_lone_surrogate_is_still_encoded():
+    import base64
+    import json
+
+    from webhook.admission.response import build_response
+
+    patch = [{"op": "replace", "path": "/spec", "value": {"\ud800": None}}]
+    resp = build_response("u", allowed=True, patch=patch)
+    assert json.loads(base64.b64decode(resp["response"]["patch"])) == patch

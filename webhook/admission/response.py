@@ -91,8 +91,9 @@ def build_response(uid: str, *, allowed: bool, errors: Sequence[FieldError] = ()
         }
     if patch:
         response["patchType"] = "JSONPatch"
-        response["patch"] = base64.b64encode(
-            json.dumps(patch, separators=(",", ":"), ensure_ascii=False).encode()).decode()
+        # ASCII JSON: a lone surrogate from the request (a stored object may carry one) is escaped
+        # instead of failing to encode; the apiserver decodes it as Go does any such escape.
+        response["patch"] = base64.b64encode(json.dumps(patch, separators=(",", ":")).encode()).decode()
     if warnings:
         response["warnings"] = list(warnings)
     if audit_annotations:

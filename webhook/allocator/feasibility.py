@@ -90,6 +90,20 @@ def subject(obj: Any) -> str | None:
             "PodGroup": f"the claims of PodGroup {name}"}.get(str(kind))
 
 
+def _per_pod_warning(name: str, greedy: Outcome) -> str:
+    """A PodGroup whose claims fit only jointly: the scheduler, pod by pod, would not place them.
+    The tail is the most useful reason: with its claim and request when they fit, else what ran out."""
+    head = f"{PREFIX}PodGroup {name} fits only jointly, not pod by pod: " if len(name) <= 20 else \
+        f"{PREFIX}fits only jointly, not pod by pod as the scheduler allocates: "
+    ranked = greedy.ranked()
+    if not ranked:
+        return head + greedy.message
+    for tail in (warning_line(ranked[0])[len(PREFIX):], body(ranked[0])):
+        if len(head) + len(tail) <= WARNING_LENGTH_MAX:
+            return head + tail
+    return head + middle(body(ranked[0]), WARNING_LENGTH_MAX - len(head))
+
+
 def _name(obj: Any) -> str:
     meta = _d(obj.get("metadata")) if isinstance(obj, dict) else {}
     return str(meta.get("name") or meta.get("generateName") or "?")
@@ -107,19 +121,20 @@ def warnings_for(outcome: Outcome, about: str) -> list[str]:
     return [warning_line(ranked[0], about)] + [warning_line(r) for r in ranked[1:WARNINGS_MAX]]
 
 
-def warning_line(r: Reason, about: str = "") -> str:
+def warning_line(r: Reason, about: str = "", limit: int = 0) -> str:
     """One feasibility warning for ``r``; with ``about`` the first one ("no node can allocate ...").
 
     Request reasons name the claim, the request and its DeviceClass. Wordings from the fullest
     to the tersest are tried (the node goes last: it is not a key fact); only when even the
     tersest passes ``WARNING_LENGTH_MAX`` are the longest names shortened in the middle.
     """
+    limit = limit or WARNING_LENGTH_MAX
     r = r._replace(claim=r.claim.rpartition("/")[2])
     for tier in (0, 1, 2, 3) if about else (1, 2, 3):
         line = _worded(r, about, tier)
-        if len(line) <= WARNING_LENGTH_MAX:
+        if len(line) <= limit:
             return line
-    return _squeezed(r, about)
+    return _squeezed(r, about, limit)
 
 
 def _worded(r: Reason, about: str, tier: int) -> str:
@@ -139,18 +154,24 @@ def _worded(r: Reason, about: str, tier: int) -> str:
 
 
 _NAMES = ("claim", "device_class", "node", "device", "pool", "counter", "counter_set", "capacity",
-          "attribute", "request", "selector")
+          "attribute", "request", "selector", "detail")
+"""What may be shortened, longest first; ``detail`` (free text, e.g. an upstream error) included,
+so that every warning fits by its wording and the server never has to cut one the CLI shows whole."""
 
 
-def _squeezed(r: Reason, about: str) -> str:
+def _squeezed(r: Reason, about: str, limit: int) -> str:
     """The tersest line with its longest names shortened in the middle until it fits."""
     line = _worded(r, about, 3)
-    while len(line) > WARNING_LENGTH_MAX:
+    floor = 12
+    while len(line) > limit:
         name = max(_NAMES, key=lambda f: len(getattr(r, f)))
         value = getattr(r, name)
-        if len(value) <= 12:
-            break  # nothing left worth shortening; the response builder clips what remains
-        shorter: dict[str, Any] = {name: middle(value, max(12, len(value) - (len(line) - WARNING_LENGTH_MAX)))}
+        if len(value) <= floor:
+            if floor == 12:  # every name is short already: go on to 7 characters each
+                floor = 7
+                continue
+            break  # nothing left to shorten: the response builder clips the rest
+        shorter: dict[str, Any] = {name: middle(value, max(floor, len(value) - (len(line) - limit)))}
         r = r._replace(**shorter)
         line = _worded(r, about, 3)
     return line
@@ -191,7 +212,5 @@ def _warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGate
     if outcome.feasible and obj.get("kind") == "PodGroup" and len(claims) > 1:
         greedy = allocate(claims, model, mode=PER_CLAIM, max_steps=max_steps, deadline=deadline)
         if not greedy.feasible and greedy.kind != CUT_SHORT:
-            ranked = greedy.ranked()
-            out.append(f"{PREFIX}claims of PodGroup {_name(obj)} fit jointly but not one by one as the "
-                       f"scheduler allocates them: {warning(ranked[0]) if ranked else greedy.message}")
+            out.append(_per_pod_warning(_name(obj), greedy))
     return out[:WARNINGS_MAX]
