@@ -13,7 +13,7 @@ import time
 
 import celpy
 import pytest
-from webhook.rules.claim_common import validate_cel_expression
+from webhook.rules.claims.common import validate_cel_expression
 
 from webhook.cel import (
     CelCompileError,
