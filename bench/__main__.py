@@ -23,6 +23,7 @@ BENCHES = {
     "B3": "bench.b3_allocator",
     "B4": "bench.b4_state",
     "B5": "bench.b5_memory",
+    "B6": "bench.b6_side_by_side",
     "B7": "bench.b7_serving",
 }
 DEFAULT_OUT = Path(__file__).resolve().parent / "results.md"

@@ -39,7 +39,8 @@ CASES = [
 def test_simulate_and_warnings_agree(objs: list[dict[str, Any]], gates: FeatureGates, feasible: bool) -> None:
     code, text = run_simulate(objs, SNAP, gates, None, output="json")
     doc = json.loads(text)
-    assert set(doc) == {"feasible", "node", "allocations", "reasons"}
+    assert set(doc) == {"feasible", "node", "allocations", "reasons", "stats"}
+    assert set(doc["stats"]) == {"allocateSeconds"} and 0 < doc["stats"]["allocateSeconds"] < 60
     assert doc["feasible"] is feasible and code == (0 if feasible else 1)
     warns = feasibility_warnings(objs[0], SNAP, gates, deadline=time.monotonic() + 10, max_steps=100_000)
     assert (warns == []) is feasible
@@ -51,7 +52,9 @@ def test_simulate_and_warnings_agree(objs: list[dict[str, Any]], gates: FeatureG
 def test_simulate_json_shape_for_the_seed_template() -> None:
     code, text = run_simulate([TEMPLATE], SNAP, FeatureGates(), None, output="json")
     assert code == 0
-    assert json.loads(text) == {"feasible": True, "node": "worker-1", "reasons": [], "allocations": [
+    doc = json.loads(text)
+    assert isinstance(doc.pop("stats")["allocateSeconds"], float)
+    assert doc == {"feasible": True, "node": "worker-1", "reasons": [], "allocations": [
         {"claim": "default/bandwidth-claim-template-claim", "results": [
             {"request": "req-0", "driver": "dra.example.com", "pool": "net-pool", "device": "eth1",
              "consumedCapacity": {"bandwidth": "1G"}}]}]}

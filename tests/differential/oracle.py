@@ -241,13 +241,16 @@ class AllocOracle:
     proc: subprocess.Popen[str] | None = None
     _out: queue.Queue[str] = field(default_factory=queue.Queue)
     _err: list[str] = field(default_factory=list)
+    _pumps: list[threading.Thread] = field(default_factory=list)
 
     def start(self) -> AllocOracle:
         ensure_binaries()
         self.proc = subprocess.Popen([str(BIN / "dra-allocate"), "--batch", "-"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
-        threading.Thread(target=self._pump, args=(self.proc.stdout, self._out.put), daemon=True).start()
-        threading.Thread(target=self._pump, args=(self.proc.stderr, self._err.append), daemon=True).start()
+        self._pumps = [threading.Thread(target=self._pump, args=(self.proc.stdout, self._out.put), daemon=True),
+                       threading.Thread(target=self._pump, args=(self.proc.stderr, self._err.append), daemon=True)]
+        for t in self._pumps:
+            t.start()
         return self
 
     @staticmethod
@@ -275,3 +278,9 @@ class AllocOracle:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=10)
+        if self.proc is not None:  # unclosed pipes are a ResourceWarning, an error in the suite
+            for t in self._pumps:  # they end at the dead process's end of output
+                t.join(timeout=10)
+            for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                if stream is not None:
+                    stream.close()

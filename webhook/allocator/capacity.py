@@ -50,7 +50,9 @@ def _use_milli(spec: CapSpec, fractional: bool) -> bool:
 def resolve_requests(device: Device, request_capacity: Any) -> dict[str, tuple[Fraction, str]] | None:
     """Request names -> full names of ``device``. None when the device lacks one of them.
 
-    Raises CapacityError for an unparsable amount or a name asked for twice (bare and qualified).
+    A requested name is looked up in the device's capacity map as written (as upstream does):
+    ``mem`` and ``<driver>/mem`` are different names here, unlike in CEL. Raises CapacityError
+    for an unparsable amount.
     """
     reqs = request_capacity.get("requests") if isinstance(request_capacity, dict) else None
     if not isinstance(reqs, dict):
@@ -59,27 +61,14 @@ def resolve_requests(device: Device, request_capacity: Any) -> dict[str, tuple[F
     raw = device.raw_capacity
     out: dict[str, tuple[Fraction, str]] = {}
     for name, amount in reqs.items():
-        if not isinstance(name, str):
+        if not isinstance(name, str) or name not in raw:
             return None
-        if name in raw:
-            full = name if "/" in name else f"{driver}/{name}"
-        elif "/" in name:
-            dom, _, ident = name.partition("/")
-            if dom != driver or ident not in raw:
-                return None
-            full = name
-        elif f"{driver}/{name}" in raw:
-            full = f"{driver}/{name}"
-        else:
-            return None
+        full = name if "/" in name else f"{driver}/{name}"
         if full not in device.capnames:
             return None
         q = try_parse(amount)
         if q is None:
             raise CapacityError(f"capacity {name!r}: invalid quantity {amount!r}")
-        if full in out:
-            raise CapacityError(f"capacity {full.rpartition('/')[2]!r} requested both as bare and "
-                                "qualified name")
         out[full] = (q.value, q.format)
     return out
 
@@ -200,8 +189,8 @@ def remaining_fit(device: Device, consumed: Consumed, allocated: dict[str, Fract
     """§7.3 step 3: None when ``consumed`` fits next to what is already used; else the reason."""
     for full, status, spec in device.caps:
         total = consumed[full][0]
-        if allocated:
-            total += allocated.get(full, 0)
+        if allocated:  # recorded under the name the allocation wrote: the device's spelling counts
+            total += allocated.get(status, 0)
         if attempt:
             total += attempt.get(full, 0)
         if total > spec.value:

@@ -11,6 +11,7 @@ from typing import Any
 
 from webhook.allocator.model import DeviceClassInfo, Model, _d, _l, _s
 from webhook.allocator.reasons import Reason, fatal, text
+from webhook.allocator.variant import EXPERIMENTAL, STABLE
 from webhook.gates import FeatureGates, Gate
 
 DEVICES_PER_CLAIM_MAX = 32
@@ -69,7 +70,7 @@ class Leaf:
     """An ``exactly`` request or one ``firstAvailable`` subrequest: what a device slot needs."""
 
     __slots__ = ("name", "parent", "cls", "class_selectors", "selectors", "mode", "count", "admin",
-                 "tolerations", "capacity", "key")
+                 "tolerations", "capacity", "key", "derived")
 
     def __init__(self) -> None:
         self.name = ""
@@ -83,6 +84,8 @@ class Leaf:
         self.tolerations: tuple[tuple[str, str, str, str], ...] = ()
         self.capacity: Any = None
         self.key: tuple[Any, ...] = ()
+        self.derived: dict[str, str] = {}
+        """Derived attribute name -> CEL expression: what the claim's constraints use for it."""
 
 
 class Request:
@@ -146,10 +149,15 @@ def _leaf(body: dict[str, Any], name: str, parent: str, label: str, model: Model
 
     leaf = Leaf()
     leaf.name, leaf.parent = name, parent
+    derived = [_d(a) for a in _l(body.get("derivedAttributes"))]
+    if derived:  # only the experimental allocator, with the gate on, knows them
+        if model.variant != EXPERIMENTAL or not gates.enabled(Gate.DRA_DERIVED_ATTRIBUTES):
+            raise error("cannot handle request with derived attributes, the feature is disabled")
+        leaf.derived = {_s(a.get("name")): _s(a.get("expression")) for a in derived}
     if "adminAccess" in body and body["adminAccess"] is not None and not gates.enabled(Gate.DRA_ADMIN_ACCESS):
         raise error("admin access is requested, but the feature is disabled")
     leaf.admin = body.get("adminAccess") is True
-    if body.get("capacity") is not None:
+    if body.get("capacity") is not None and model.variant != STABLE:  # stable never looks at it
         if not gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY):
             raise error("has capacity requests, but the DRAConsumableCapacity feature is disabled")
         leaf.capacity = body["capacity"]
@@ -185,7 +193,7 @@ def _leaf(body: dict[str, Any], name: str, parent: str, label: str, model: Model
 def claim_label(raw: dict[str, Any]) -> str:
     meta = _d(raw.get("metadata"))
     ns, name = _s(meta.get("namespace")), _s(meta.get("name")) or _s(meta.get("generateName"))
-    return f"{ns}/{name}" if ns else name
+    return f"{ns or 'default'}/{name}"  # a claim written without a namespace is in "default"
 
 
 def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
@@ -224,7 +232,7 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
         names = frozenset(_s(n) for n in _l(c.get("requests")))
         if isinstance(c.get("matchAttribute"), str) and c["matchAttribute"]:
             cons.append(Constraint("matchAttribute", c["matchAttribute"], names))
-        elif isinstance(c.get("distinctAttribute"), str) and c["distinctAttribute"]:
+        elif isinstance(c.get("distinctAttribute"), str) and c["distinctAttribute"] and model.variant != STABLE:
             cons.append(Constraint("distinctAttribute", c["distinctAttribute"], names))
         else:
             raise AllocError(fatal(f"claim {label}, constraint #{i}: empty constraint (unsupported "

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from webhook.allocator.claims import Claim, Constraint, Leaf
+from webhook.allocator.derived import EMPTY, LIST, Value, derived_value
 from webhook.allocator.model import Device
 from webhook.allocator.reasons import Code, Reason
 from webhook.gates import FeatureGates, Gate
@@ -19,13 +20,11 @@ from webhook.gates import FeatureGates, Gate
 _SCALARS = ("int", "bool", "string", "version")
 _LISTS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
 
-Value = tuple[str, frozenset[Any]]
-"""(type, set of values); a scalar is a one-element set."""
+
 
 
 def _norm(kind: str, v: Any) -> Any:
-    if kind == "version" and isinstance(v, str):
-        return v.split("+", 1)[0]  # semver equality ignores build metadata
+    # Versions compare as written: upstream compares the strings (build metadata counts).
     if kind == "int" and isinstance(v, bool):
         return ("bool", v)
     return v
@@ -48,13 +47,14 @@ def attribute_value(dev: Device, name: str, lists: bool) -> Value | None:
                 return (k, frozenset([_norm(k, raw[k])]))
             except TypeError:
                 return None
-    if lists:
-        for k, t in _LISTS.items():
-            if isinstance(raw.get(k), list):
-                try:
-                    return (t, frozenset(_norm(t, v) for v in raw[k]))
-                except TypeError:
-                    return None
+    for k, t in _LISTS.items():
+        if isinstance(raw.get(k), list):
+            if not lists:
+                return LIST  # present, of a type the scalar comparison does not know
+            try:
+                return (t, frozenset(_norm(t, v) for v in raw[k]))
+            except TypeError:
+                return None
     return None
 
 
@@ -64,7 +64,7 @@ class ConstraintState:
     def __init__(self, claim: Claim, gates: FeatureGates) -> None:
         self.constraints: tuple[Constraint, ...] = claim.constraints
         self.lists = gates.enabled(Gate.DRA_LIST_TYPE_ATTRIBUTES)
-        self.distinct_on = gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY)
+        self.derived_cache: dict[tuple[str, int], Value] = {}
         self.seen: list[list[Value]] = [[] for _ in claim.constraints]
 
     def add(self, leaf: Leaf, dev: Device, undo: list[Callable[[], None]]) -> Reason | None:
@@ -73,12 +73,15 @@ class ConstraintState:
         for c, seen in zip(self.constraints, self.seen, strict=True):
             if not c.applies(leaf):
                 continue
-            if c.kind == "distinctAttribute" and not self.distinct_on:
-                continue
-            val = attribute_value(dev, c.attribute, self.lists)
+            val = self._value(leaf, dev, c.attribute)
             why: Code | None = None
             if val is None:
                 why = Code.CONSTRAINT_MISSING
+            elif val[0] in ("list", "empty"):
+                # No type the comparison knows: the first device in scope may have it (nothing
+                # to compare with), no later one; with list semantics an empty list never matches.
+                if seen or (self.lists and val is EMPTY):
+                    why = Code.CONSTRAINT_UNSATISFIED
             elif c.kind == "matchAttribute":
                 for other in seen:
                     if other[0] != val[0] or not (other[1] & val[1]):
@@ -110,3 +113,11 @@ class ConstraintState:
                     s.pop()
             undo.append(_pop)
         return None
+
+    def _value(self, leaf: Leaf, dev: Device, attribute: str) -> Value | None:
+        """The device's value for ``attribute``: the request's derived attribute if it defines one
+        (computed now; an error is fatal, raised as AllocError), else the device's own."""
+        expr = leaf.derived.get(attribute) if leaf.derived else None
+        if expr is None:
+            return attribute_value(dev, attribute, self.lists)
+        return derived_value(expr, attribute, dev, self.lists, self.derived_cache)

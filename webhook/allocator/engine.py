@@ -14,7 +14,7 @@ from typing import Any
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, _leaf, claim_label, parse_claim
 from webhook.allocator.fit import selector_matches
-from webhook.allocator.model import Device, Model, NodeInfo, _d
+from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, _d, _l, _s
 from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.pools import Pool
 from webhook.allocator.reasons import Code, Reason, fatal, full, note, rank, text
@@ -74,8 +74,9 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
              clock: Callable[[], float] = time.monotonic) -> Outcome:
     """Allocate ``raw_claims`` (defaulted ResourceClaims) on ``node`` or on any node.
 
-    Claims that already carry ``status.allocation`` are not re-allocated; they only restrict
-    the node (their ``nodeSelector``). Never raises on odd input: problems become the outcome.
+    Claims that already carry ``status.allocation`` are not re-allocated: they restrict the node
+    (their ``nodeSelector``) and hold their devices. A fatal error on a node ends the call, as it
+    ends the scheduler's attempt. Never raises on odd input: problems become the outcome.
     """
     out = Outcome()
     pending: list[dict[str, Any]] = []
@@ -90,21 +91,42 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
         return out
     out.claims = claims
     out.labels = [c.label for c in claims]
+    held = _held(model, fixed)
     names = [node] if node is not None else list(model.nodes)
     if not names:
         out.summary = Reason(Code.NO_NODES)
         out.reasons.append(out.summary)
         return out
     for name in names:
-        if _try_node(out, model, name, claims, fixed, mode, max_steps, deadline, clock):
+        if _try_node(out, model, name, claims, fixed, held, mode, max_steps, deadline, clock):
             return out
     _conclude(out)
     return out
 
 
+def _held(model: Model, fixed: list[dict[str, Any]]) -> AllocatedState:
+    """What is in use: the state's allocated claims plus the allocated input claims (each claim
+    once: an input claim the state also has counts there already)."""
+    extra = [raw for raw in fixed if _key(raw) not in model.allocated_claims]
+    if not extra:
+        return model.allocated
+    held = model.allocated.copy()
+    for raw in extra:
+        held.add_results(_l(_d(_d(_d(raw.get("status")).get("allocation")).get("devices")).get("results")),
+                         model.gates)
+    return held
+
+
+def _key(raw: dict[str, Any]) -> tuple[str, str]:
+    meta = _d(raw.get("metadata"))
+    return (_s(meta.get("namespace")) or "default", _s(meta.get("name")))
+
+
 def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed: list[dict[str, Any]],
-              mode: str, max_steps: int, deadline: float | None, clock: Callable[[], float]) -> bool:
-    """Search one node; True when that ends the call (feasible there, or out of budget)."""
+              held: AllocatedState, mode: str, max_steps: int, deadline: float | None,
+              clock: Callable[[], float]) -> bool:
+    """Search one node; True when that ends the call (feasible there, out of budget, or a fatal
+    error: the scheduler aborts the whole attempt on one)."""
     n = model.node(name)
     out.nodes_tried += 1
     bad = next((claim_label(r) for r in fixed if not _allocated_claim_fits(r, n)), None)
@@ -113,7 +135,8 @@ def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed:
         return False
     try:
         with _cel_deadline(deadline):  # CEL evaluations stop at the deadline too
-            ok, results, why, steps = _on_node(model, n, claims, mode, max_steps - out.steps, deadline, clock)
+            ok, results, why, steps = _on_node(model, n, claims, mode, max_steps - out.steps, deadline, clock,
+                                               held)
     except BudgetExceeded as e:
         out.steps += e.steps
         out.kind = CUT_SHORT
@@ -121,8 +144,9 @@ def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed:
         out.reasons.insert(0, out.summary)
         return True
     except AllocError as e:
-        out.reasons.append(e.reason._replace(node=name))
-        return False
+        out.kind, out.summary = ERROR, e.reason._replace(node=name)
+        out.reasons.append(out.summary)
+        return True
     out.steps += steps
     if ok:
         out.feasible, out.node, out.results, out.kind = True, name, results, OK
@@ -144,14 +168,14 @@ def _conclude(out: Outcome) -> None:
 
 
 def _on_node(model: Model, node: NodeInfo, claims: list[Claim], mode: str, budget: int,
-             deadline: float | None, clock: Callable[[], float]
+             deadline: float | None, clock: Callable[[], float], held: AllocatedState
              ) -> tuple[bool, list[list[DeviceResult]], list[Reason], int]:
     """(success, results per claim, reasons, steps) for one node. Raises AllocError/BudgetExceeded."""
     if mode != PER_CLAIM or len(claims) <= 1:
-        s = Search(model, node, claims, model.allocated, max_steps=budget, deadline=deadline, clock=clock)
+        s = Search(model, node, claims, held, max_steps=budget, deadline=deadline, clock=clock)
         ok = s.run()
         return ok, s.results, ([] if ok else _why(s)), s.steps
-    allocated = model.allocated.copy()
+    allocated = held.copy()
     results: list[list[DeviceResult]] = []
     steps = 0
     for claim in claims:

@@ -54,7 +54,13 @@ def _podgroup_claims(obj: dict[str, Any], snapshot: ClusterSnapshot,
             m = _d(o.get("metadata"))
             if o.get("kind") == k and m.get("name") == name and (m.get("namespace") or "default") == ns:
                 return o
-        return snapshot.find(k, name, ns) if isinstance(name, str) else None
+        if not isinstance(name, str):
+            return None
+        for o in snapshot.of(k):  # an object written without a namespace is in "default"
+            m = _d(o.get("metadata"))
+            if m.get("name") == name and (m.get("namespace") or "default") == ns:
+                return o
+        return None
 
     claims: list[dict[str, Any]] = []
     notes: list[str] = []

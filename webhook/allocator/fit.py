@@ -14,14 +14,16 @@ _TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 
 def selector_matches(model: Model, sel: Selector, dev: Device) -> bool:
     """Cached CEL evaluation; a runtime error is fatal for the attempt (§6.3)."""
-    cache = model.sel_cache.get(sel.expr)
+    hide = model.hide_multi and "allowMultipleAllocations" in sel.expr  # the stable allocator's view
+    key = "\0stable\0" + sel.expr if hide else sel.expr
+    cache = model.sel_cache.get(key)
     if cache is None:
-        cache = model.sel_cache[sel.expr] = {}
+        cache = model.sel_cache[key] = {}
     got = cache.get(dev.uid)
     if got is None:
         from webhook.cel import CelDeadlineExceeded, CelRuntimeError
         try:
-            got = bool(sel.compiled.matches(dev.view()))
+            got = bool(sel.compiled.matches(dev.view(hide)))
         except CelDeadlineExceeded:  # out of time, not the device's fault: never cached
             raise BudgetExceeded(0, "deadline") from None
         except CelRuntimeError as e:

@@ -23,6 +23,7 @@ from fractions import Fraction
 from typing import Any
 
 from webhook.allocator.nodesel import NodeSelector, parse_node_selector
+from webhook.allocator.variant import STABLE, variant
 from webhook.gates import FeatureGates, Gate
 from webhook.quantity import try_parse
 from webhook.state.base import ClusterSnapshot
@@ -151,7 +152,7 @@ class Device:
         self.node_name = _s(raw.get("nodeName"))
         self.all_nodes = raw.get("allNodes") is True
         self.node_selector = parse_node_selector(raw.get("nodeSelector"))
-        self.skip_node_ops = bool(raw.get("skipNodeOperations"))
+        self.skip_node_ops = sl.skip_node_ops
         self._view: Any = None
 
     @property
@@ -168,8 +169,12 @@ class Device:
     def label(self) -> str:
         return f"{self.slice.driver}/{self.slice.pool}/{self.name}"
 
-    def view(self) -> Any:
-        """The CEL device view, built on first use."""
+    def view(self, hide_multi: bool = False) -> Any:
+        """The CEL device view, built on first use. ``hide_multi``: as the stable allocator shows
+        the device to CEL, without ``allowMultipleAllocations`` (not cached: rare)."""
+        if hide_multi and self.allow_multi:
+            from webhook.cel import device_view
+            return device_view(self.slice.driver, self.attrs, self.raw_capacity, False)
         if self._view is None:
             from webhook.cel import device_view
             self._view = device_view(self.slice.driver, self.attrs, self.raw_capacity, self.allow_multi)
@@ -189,7 +194,7 @@ class Device:
 class Slice:
     __slots__ = ("name", "driver", "pool", "generation", "count", "node_name", "all_nodes",
                  "node_selector", "per_device", "counter_sets", "counter_set_names", "devices",
-                 "has_groups", "has_binding", "has_counters", "mode_known")
+                 "has_groups", "has_binding", "has_counters", "mode_known", "skip_node_ops")
 
     def __init__(self, raw: dict[str, Any], first_uid: int, interner: dict[Any, Any]) -> None:
         meta = _d(raw.get("metadata"))
@@ -207,6 +212,8 @@ class Slice:
         self.per_device: bool | None = (spec["perDeviceNodeSelection"] is True
                                         if "perDeviceNodeSelection" in spec
                                         and spec["perDeviceNodeSelection"] is not None else None)
+        self.skip_node_ops = bool(_l(spec.get("skipNodeOperations")))
+        """Its devices skip node operations (only the experimental allocator checks it)."""
         self.counter_sets: dict[str, dict[str, int | Fraction]] = {}
         names: list[str] = []
         for cs in _l(spec.get("sharedCounters")):
@@ -231,11 +238,13 @@ class Slice:
 
 
 class NodeInfo:
-    __slots__ = ("name", "labels")
+    __slots__ = ("name", "labels", "features")
 
-    def __init__(self, name: str, labels: dict[str, str]) -> None:
+    def __init__(self, name: str, labels: dict[str, str], features: frozenset[str] = frozenset()) -> None:
         self.name = name
         self.labels = labels
+        self.features = features
+        """``status.declaredFeatures``."""
 
 
 class DeviceClassInfo:
@@ -282,8 +291,7 @@ class AllocatedState:
                     for name, v in consumed.items():
                         val = qty(v)
                         if isinstance(name, str) and val is not None:
-                            full = name if "/" in name else f"{key[0]}/{name}"
-                            agg[full] = agg.get(full, ZERO) + val
+                            agg[name] = agg.get(name, ZERO) + val  # keyed as written (§7.3)
             else:
                 self.dedicated.add(key)
 
@@ -349,25 +357,30 @@ class Model:
 
     def __init__(self, snapshot: ClusterSnapshot, gates: FeatureGates) -> None:
         self.gates = gates
+        self.variant = variant(gates)
+        """Which upstream allocator the gates select (``variant.py``)."""
+        self.hide_multi = self.variant == STABLE
+        """The stable allocator shows CEL no ``allowMultipleAllocations``."""
         self.snapshot_version = snapshot.version
         slices = convert_slices(snapshot.of("ResourceSlice"))
         self.all_slices = tuple(slices)
         pd = gates.enabled(Gate.DRA_PARTITIONABLE_DEVICES)
         cg = gates.enabled(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS)
-        # §2.1 steps 2-3: gate-driven slice filters; what remains is all the search ever sees.
+        # §2.1 steps 2-3: gate-driven slice filters hide slices from a node's view; a pool's
+        # generation and completeness are still judged over all of its slices (``by_pool``).
         kept: list[Slice] = []
+        self.by_pool: dict[tuple[str, str], list[Slice]] = {}
         for sl in slices:
+            self.by_pool.setdefault(sl.pool_key(), []).append(sl)
             if not pd and (sl.per_device is not None or sl.has_counters):
                 continue
             if not cg and sl.has_groups:
                 continue
             kept.append(sl)
         self.slices = tuple(kept)
-        self.by_pool: dict[tuple[str, str], list[Slice]] = {}
         self.by_node: dict[str, list[Slice]] = {}
         self.unnamed: list[Slice] = []
         for sl in kept:
-            self.by_pool.setdefault(sl.pool_key(), []).append(sl)
             if sl.node_name:
                 self.by_node.setdefault(sl.node_name, []).append(sl)
             else:
@@ -387,7 +400,7 @@ class Model:
             results = _l(_d(alloc.get("devices")).get("results"))
             if alloc:
                 meta = _d(raw.get("metadata"))
-                self.allocated_claims[(_s(meta.get("namespace")), _s(meta.get("name")))] = raw
+                self.allocated_claims[(_s(meta.get("namespace")) or "default", _s(meta.get("name")))] = raw
                 self.allocated.add_results(results, gates)
         self.pools_cache: dict[str, Any] = {}
         """Gathered pools per node name (``pools.pools_for``)."""
@@ -408,7 +421,9 @@ def _nodes(snapshot: ClusterSnapshot, slices: list[Slice]) -> dict[str, NodeInfo
             if name:
                 labels = {k: v for k, v in _d(meta.get("labels")).items()
                           if isinstance(k, str) and isinstance(v, str)}
-                nodes[name] = NodeInfo(name, labels)
+                declared = frozenset(f for f in _l(_d(raw.get("status")).get("declaredFeatures"))
+                                     if isinstance(f, str))
+                nodes[name] = NodeInfo(name, labels, declared)
     for sl in slices:  # a node only known from its slices still gets a chance
         if sl.node_name and sl.node_name not in nodes:
             nodes[sl.node_name] = NodeInfo(sl.node_name, {})

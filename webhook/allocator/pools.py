@@ -9,6 +9,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from webhook.allocator.model import Device, Model, NodeInfo, Slice
+from webhook.allocator.variant import STABLE
 from webhook.gates import Gate
 
 
@@ -39,7 +40,9 @@ class Pool:
         return [d for sl in self.targeting + self.not_targeting for d in sl.devices]
 
 
-def slice_relevant(sl: Slice, node: NodeInfo) -> bool:
+def slice_relevant(sl: Slice, node: NodeInfo, stable: bool = False) -> bool:
+    if stable and sl.has_counters:
+        return True  # the stable allocator takes counter sets into every node's view
     if sl.node_name:
         return sl.node_name == node.name
     if sl.all_nodes:
@@ -66,9 +69,12 @@ def pools_for(model: Model, node: NodeInfo) -> list[Pool]:
 def gather_pools(model: Model, node: NodeInfo) -> list[Pool]:
     """§2: the pools (sorted; binding-condition pools last) that can serve ``node``."""
     pd = model.gates.enabled(Gate.DRA_PARTITIONABLE_DEVICES)
+    cg = model.gates.enabled(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS)
+    stable = model.variant == STABLE
+    others = [sl for sl in model.slices if sl.has_counters and sl.node_name not in ("", node.name)] if stable else []
     kept: dict[tuple[str, str], list[Slice]] = {}
-    for sl in [*model.by_node.get(node.name, ()), *model.unnamed]:
-        if not slice_relevant(sl, node):
+    for sl in [*model.by_node.get(node.name, ()), *model.unnamed, *others]:
+        if not slice_relevant(sl, node, stable):
             continue
         key = sl.pool_key()
         cur = kept.get(key)
@@ -82,10 +88,10 @@ def gather_pools(model: Model, node: NodeInfo) -> list[Pool]:
         gen = slices[0].generation
         want = slices[0].count
         if len(slices) != want:
-            everything = model.by_pool.get((driver, name), [])
+            everything = model.by_pool.get((driver, name), [])  # also the slices the gates hide
             if any(s.generation > gen for s in everything):
                 continue  # obsolete: a newer generation exists elsewhere; not even incomplete
-            same = [s for s in everything if s.generation == gen]
+            same = [s for s in everything if s.generation == gen and (cg or not s.has_groups)]
             if len(same) != want:
                 pool.incomplete = True
                 pools.append(pool)
@@ -93,13 +99,13 @@ def gather_pools(model: Model, node: NodeInfo) -> list[Pool]:
             ids = {id(s) for s in slices}
             pool.not_targeting = sorted((s for s in same if id(s) not in ids), key=lambda s: s.name)
         pool.targeting = sorted(slices, key=lambda s: s.name)
-        _finish(pool, node, pd)
+        _finish(pool, pd)
         pools.append(pool)
     pools.sort(key=lambda p: (p.has_binding, p.driver.encode(), p.name.encode()))
     return pools
 
 
-def _finish(pool: Pool, node: NodeInfo, pd: bool) -> None:
+def _finish(pool: Pool, pd: bool) -> None:
     """Counter sets, validity (§2.4) and the candidate list of a complete pool."""
     candidates: list[Device] = []
     names: set[str] = set()
@@ -109,13 +115,11 @@ def _finish(pool: Pool, node: NodeInfo, pd: bool) -> None:
                 pool.invalid, pool.invalid_reason = True, f"duplicate device name {d.name}"
             names.add(d.name)
             pool.by_name.setdefault(d.name, d)
-            if sl.per_device and not d.matches_node(node):
-                continue
-            candidates.append(d)
+            candidates.append(d)  # per-device node selection is checked after the selectors (F7)
     for sl in pool.not_targeting:
         for d in sl.devices:
             pool.by_name.setdefault(d.name, d)
-    pool.has_binding = any(sl.has_binding for sl in pool.targeting + pool.not_targeting)
+    pool.has_binding = any(sl.has_binding for sl in pool.targeting)  # goes last: targeting slices only
     if pd:
         for sl in pool.targeting + pool.not_targeting:
             for cs in sl.counter_set_names:

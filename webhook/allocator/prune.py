@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from webhook.allocator.capacity import CapacityError
 from webhook.allocator.claims import AllocError, Leaf
-from webhook.allocator.constraints import ConstraintState, Value, attribute_value
+from webhook.allocator.constraints import ConstraintState, attribute_value
+from webhook.allocator.derived import Value
 from webhook.allocator.reasons import Code, Reason
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class PruneInfo:
         if cs.lists:
             return None
         for c, seen in zip(cs.constraints, cs.seen, strict=True):
-            if c.kind == "matchAttribute" and not seen and c.applies(leaf):
+            if c.kind == "matchAttribute" and not seen and c.applies(leaf) and c.attribute not in leaf.derived:
                 got = self.vals_at.get(c.attribute)
                 if got is None:
                     got = [None] * len(self.usable)
@@ -108,7 +109,7 @@ class Pruner:
         if cs.lists:
             return False
         for c, seen in zip(cs.constraints, cs.seen, strict=True):
-            if c.kind == "matchAttribute" and seen and c.applies(leaf):
+            if c.kind == "matchAttribute" and seen and c.applies(leaf) and c.attribute not in leaf.derived:
                 ps = self.values(c.attribute).get(seen[0], [])
                 if len(ps) - bisect_left(ps, start) < need:
                     return True
@@ -131,7 +132,7 @@ class Pruner:
             return None, ""
         best: tuple[list[int] | None, str] = (None, "")
         for c, seen in zip(cs.constraints, cs.seen, strict=True):
-            if c.kind != "matchAttribute" or not seen or not c.applies(leaf):
+            if c.kind != "matchAttribute" or not seen or not c.applies(leaf) or c.attribute in leaf.derived:
                 continue
             ps = info.groups(self, c.attribute).get(seen[0], [])
             if best[0] is None or len(ps) < len(best[0]):

@@ -4,12 +4,11 @@ Algorithm. Claims in the given order, requests in spec order, subrequests of ``f
 in order, device slots 0..count-1; candidates are the node's devices in pool/slice/device order
 (§2.5). Within one request the next slot only looks *after* the previous pick (combinations, not
 permutations); a new request restarts at the first device. ``All`` requests take exactly their
-precomputed device list, in order. A candidate passes: in use → eligibility (bindings, class and
-request CEL selectors, cached per device × leaf) → capacity fit → ``_allocate_device``
-(PartitionableDevices gate, compatibility groups, counters, taints, constraints, mark in use,
-record capacity share). The first complete assignment is the answer. Counters and groups live in
-``pooluse.py``, pruning in ``prune.py``; failures are ``reasons.Reason`` values, noted where the
-search got furthest.
+precomputed device list, in order. A candidate passes, in upstream's order: in use → eligibility
+(bindings, class and request CEL selectors cached per device × leaf, per-device node) → capacity
+fit (for All after the constraints) → ``_allocate_device`` (node operations, PartitionableDevices,
+groups, counters, taints, constraints, mark in use, capacity share). The first complete assignment
+is the answer. Counters and groups: ``pooluse.py``; pruning: ``prune.py``; failures: ``Reason``s.
 
 Invariants. (1) Every mutation done for a candidate (counter tally, group state, constraint
 values, in-use marks, capacity shares, results) is pushed on one undo list and undone on
@@ -62,10 +61,13 @@ from webhook.allocator.pools import Pool, pools_for
 from webhook.allocator.pooluse import PoolUse, Undo
 from webhook.allocator.prune import SKIP, STOP, Pruner, Window
 from webhook.allocator.reasons import Code, Reason, fatal
+from webhook.allocator.variant import EXPERIMENTAL
 from webhook.gates import Gate
 
 BINDING = "binding"
 """``_misfit``: a device with binding conditions while their gates are off."""
+OTHER_NODE = "other-node"
+"""``_misfit``: a device of a per-device slice that does not serve this node."""
 
 
 class DeviceResult:
@@ -119,8 +121,11 @@ class Search:
         self.taints_on = g.enabled(Gate.DRA_DEVICE_TAINTS)
         self.binding_on = g.enabled(Gate.DRA_DEVICE_BINDING_CONDITIONS) and g.enabled(
             Gate.DRA_RESOURCE_CLAIM_DEVICE_STATUS)
-        self.node_ops = g.enabled(Gate.DRA_OPTIONAL_NODE_OPERATIONS)
-        self.picked: set[tuple[str, str, str]] = set()          # non-shared picks (in use)
+        # Only the experimental allocator knows skipNodeOperations: it needs the gate and a node
+        # that declares the feature.
+        self.node_ops = model.variant != EXPERIMENTAL or (
+            g.enabled(Gate.DRA_OPTIONAL_NODE_OPERATIONS) and "DRAOptionalNodeOperations" in node.features)
+        self.picked: dict[tuple[str, str, str], int] = {}  # non-shared picks: how many claims hold each
         self.claim_picked: list[set[tuple[str, str, str]]] = [set() for _ in claims]
         self.shares: dict[tuple[str, str, str], int] = {}
         self.share_capacity: dict[tuple[str, str, str], dict[str, Fraction]] = {}
@@ -314,6 +319,8 @@ class Search:
         else:
             got = next((sel for sel in leaf.class_selectors + leaf.selectors
                         if not selector_matches(self.model, sel, dev)), None)
+            if got is None and dev.slice.per_device and not dev.matches_node(self.node):
+                got = OTHER_NODE  # checked after the selectors, as upstream (their errors count)
         self.misfits[ck] = got
         return got
 
@@ -321,17 +328,18 @@ class Search:
              all_mode: bool) -> Undo | None:
         """Allocate ``dev`` for one slot of ``leaf``: the undo list, or None (reason noted)."""
         noting = where >= self.frontier
-        # Eligibility first: a reason may only name devices the class and selectors select.
-        misfit = None if all_mode else self._misfit(leaf, dev)
-        if misfit is not None:
-            if noting:
-                self.note(where, self._misfit_reason(ci, leaf, dev, misfit))
-            return None
+        # In use first, as upstream: a device in use is never shown to the selectors (whose
+        # errors are fatal). A reason only names devices the class and selectors select.
         if self._in_use(ci, leaf, dev):
-            if noting:
+            if noting and self.could_select(leaf, dev, error=False):
                 self.note(where, self._reason(ci, leaf, Code.IN_USE, device=dev.name))
             return None
-        fit = self._capacity_fit(ci, leaf, dev) if self.cc else None
+        misfit = None if all_mode else self._misfit(leaf, dev)
+        if misfit is not None:
+            if noting and misfit is not OTHER_NODE:  # not this node's device: nothing to explain
+                self.note(where, self._misfit_reason(ci, leaf, dev, misfit))
+            return None
+        fit = self._capacity_fit(ci, leaf, dev) if self.cc and not all_mode else None
         if isinstance(fit, Reason):
             if noting:
                 self.note(where, self._of(ci, leaf, fit))
@@ -339,6 +347,12 @@ class Search:
         undo: Undo = []
         self.tick()  # the costly half of a candidate (counters, groups, constraints) counts again
         reason = self._allocate_device(ci, leaf, dev, undo)
+        if reason is None and all_mode and self.cc:  # All: capacity after the constraints, as upstream
+            late = self._capacity_fit(ci, leaf, dev)
+            if isinstance(late, Reason):
+                reason = late
+            else:
+                fit = late
         if reason is not None:
             _undo(undo)
             if all_mode and reason.code in (Code.CONSTRAINT_MISSING, Code.CONSTRAINT_UNSATISFIED):
@@ -355,12 +369,12 @@ class Search:
             return self._reason(ci, leaf, Code.SELECTOR_FALSE, selector=misfit.name())
         return self._reason(ci, leaf, Code.BINDING_OFF, device=dev.name)
 
-    def could_select(self, leaf: Leaf, dev: Device) -> bool:
-        """Whether ``leaf``'s class and selectors select ``dev`` (a CEL error counts as yes)."""
+    def could_select(self, leaf: Leaf, dev: Device, error: bool = True) -> bool:
+        """Whether ``leaf``'s class and selectors select ``dev`` (a CEL error counts as ``error``)."""
         try:
             return self._misfit(leaf, dev) is None
         except AllocError:
-            return True
+            return error
 
     def _capacity_fit(self, ci: int, leaf: Leaf, dev: Device) -> Consumed | Reason:
         """What ``leaf`` consumes on ``dev``, or why it does not fit (next to what is in use)."""
@@ -417,8 +431,9 @@ class Search:
         if why is not None:
             return why
         if not (self.cc and dev.allow_multi):
-            self.picked.add(key)
-            undo.append(lambda: self.picked.discard(key))
+            # Counted per claim: undoing one claim's (admin) pick keeps another claim's mark.
+            self.picked[key] = self.picked.get(key, 0) + 1
+            undo.append(lambda: _release(self.picked, key))
         if key not in self.claim_picked[ci]:
             self.claim_picked[ci].add(key)
             undo.append(lambda: self.claim_picked[ci].discard(key))
@@ -468,6 +483,13 @@ class Search:
 
 def _leaves(req: Request) -> tuple[Leaf, ...]:
     return (req.leaf,) if req.leaf is not None else req.subrequests
+
+
+def _release(counts: dict[Any, int], key: Any) -> None:
+    if counts[key] == 1:
+        del counts[key]
+    else:
+        counts[key] -= 1
 
 
 def _undo(undo: Undo) -> None:

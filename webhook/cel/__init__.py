@@ -3,6 +3,7 @@
 Public interface (shared by the claim/class rules and the allocator):
 
     compile_selector(expr) -> Selector        cached; raises CelCompileError(message)
+    compile_result(expr, derived=True)        an expression whose .value(view) is wanted (derived attributes)
     device_view(driver, attributes, capacity, allow_multiple) -> DeviceView
     Selector.matches(view) -> bool            raises CelRuntimeError(message)
     with deadline_scope(deadline): ...        evaluations stop there: CelDeadlineExceeded

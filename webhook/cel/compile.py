@@ -332,6 +332,18 @@ class Selector:
 
     def _evaluate(self, view: DeviceView) -> bool:
         """The celpy evaluation (``matches`` without the native shortcuts), metered."""
+        result = self._value(view)
+        if not isinstance(result, celtypes.BoolType):
+            raise CelRuntimeError(f"CEL result of type {type_name(result)} could not be converted to bool")
+        return bool(result)
+
+    def value(self, view: DeviceView) -> Any:
+        """The value on the device, of any type (a derived attribute's). Raises CelRuntimeError."""
+        if view.error:
+            raise CelRuntimeError(view.error)
+        return self._value(view)
+
+    def _value(self, view: DeviceView) -> Any:
         meter = _Meter(MAX_COST, getattr(_scope, "deadline", None))
         # Checked before starting too: a loop over many devices must stop at once, not after
         # CHECK_EVERY steps of each device.
@@ -347,9 +359,7 @@ class Selector:
         except (TypeError, ValueError, ArithmeticError, KeyError, IndexError, AttributeError) as e:
             # celpy lets some Python errors out on odd operand types; they are runtime errors.
             raise CelRuntimeError(f"no such overload: {e}") from None
-        if not isinstance(result, celtypes.BoolType):
-            raise CelRuntimeError(f"CEL result of type {type_name(result)} could not be converted to bool")
-        return bool(result)
+        return result
 
     def __repr__(self) -> str:
         return f"Selector({self.expression!r})"

@@ -246,13 +246,14 @@ def simulation(sim: Simulation, output: str) -> str:
 
 
 def simulation_doc(sim: Simulation) -> dict[str, Any]:
-    """The DESIGN.md shape: feasible, node, allocations, reasons (worded, most useful first)."""
+    """The DESIGN.md shape: feasible, node, allocations, reasons (worded, most useful first) and
+    ``stats.allocateSeconds`` (the allocation alone, as `dra-allocate` measures its own)."""
     outcome = sim.outcome
     reasons = outcome.reason_texts()
     if not outcome.feasible and outcome.message and outcome.message not in reasons:
         reasons.append(outcome.message)
     return {"feasible": outcome.feasible, "node": outcome.node, "allocations": outcome.allocations(),
-            "reasons": reasons}
+            "reasons": reasons, "stats": {"allocateSeconds": round(sim.seconds, 6)}}
 
 
 def placements(doc: dict[str, Any]) -> list[str]:

@@ -56,6 +56,8 @@ class Simulation:
     outcome: Outcome
     mode: str
     claims: int
+    seconds: float = 0.0
+    """The allocation alone (model build and search; the state was loaded before)."""
 
     @property
     def exit_code(self) -> int:
@@ -96,13 +98,18 @@ def _as_stored(obj: dict[str, Any], gates: FeatureGates) -> dict[str, Any]:
     rules = by_kind(str(obj.get("kind")))
     if rules is None:
         return obj
+    status = obj.get("status")
     obj = rules.apply_defaults(obj)
     mutation = rules.mutate(obj, RuleContext(gates))
     try:
         stored: dict[str, Any] = apply_patch(obj, mutation.ops) if mutation.ops else obj
-        return stored
     except PatchError:  # our bug; simulate the object as given rather than fail
-        return obj
+        stored = obj
+    if status is not None and "status" not in stored:
+        # A claim that carries status.allocation is an allocated claim (it holds its devices and
+        # narrows the nodes), as in the state: a CREATE would drop it, simulate takes it as given.
+        stored = {**stored, "status": status}
+    return stored
 
 
 def simulate_objects(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gates: FeatureGates,
@@ -111,6 +118,7 @@ def simulate_objects(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, g
     if podgroup_mode not in (JOINT, PER_CLAIM):
         raise BadInput(f"unknown --podgroup-mode {podgroup_mode!r} (want {JOINT} or {PER_CLAIM})")
     claims, notes = collect_claims(objects, snapshot, gates)
+    started = time.perf_counter()
     model = model_for(snapshot, gates)
     if node is not None and node not in model.nodes:
         known = ", ".join(list(model.nodes)[:5]) + (", ..." if len(model.nodes) > 5 else "")
@@ -123,7 +131,7 @@ def simulate_objects(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, g
         outcome = allocate(claims, model, node=node, mode=podgroup_mode, max_steps=STEPS_MAX,
                            deadline=time.monotonic() + TIMEOUT_SECONDS)
         outcome.reasons = [note(n) for n in notes] + outcome.reasons
-    return Simulation(outcome, podgroup_mode, len(claims))
+    return Simulation(outcome, podgroup_mode, len(claims), time.perf_counter() - started)
 
 
 def run_simulate(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gates: FeatureGates,

@@ -343,7 +343,7 @@ def _go_zero(key: str, value: Any) -> bool:
         return False
     if key == "generation":
         return value == 0 and not isinstance(value, bool)
-    return value == ""
+    return bool(value == "")
 
 
 # --- UPDATE only ------------------------------------------------------------------------------

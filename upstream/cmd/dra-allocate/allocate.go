@@ -106,7 +106,19 @@ func simulate(sc scenario, limit time.Duration) (*result, error) {
 			pending = append(pending, c)
 		}
 	}
-	inUse := append(append([]*resourceapi.ResourceClaim{}, st.claims...), fixed...)
+	// The scheduler's claim tracker knows each claim once: an allocated input claim that is also
+	// in the state (a PodGroup's claim found there) must not count its devices and consumed
+	// capacity twice.
+	inUse := append([]*resourceapi.ResourceClaim{}, st.claims...)
+	inState := sets.New[string]()
+	for _, c := range st.claims {
+		inState.Insert(label(c))
+	}
+	for _, c := range fixed {
+		if !inState.Has(label(c)) {
+			inUse = append(inUse, c)
+		}
+	}
 	allocated := allocatedState(inUse, fts.EnableDRAConsumableCapacity)
 
 	ctx, cancel := withTimeout(limit)
