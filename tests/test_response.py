@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from tests.builders import SLICE, review
 from webhook import BadReview
-from webhook.admission.envelope import decode_body, parse_review
+from webhook.admission.body import decode_body
+from webhook.admission.envelope import parse_review
 from webhook.admission.response import build_response, sanitize_warnings
 from webhook.fielderrors import invalid, required
 

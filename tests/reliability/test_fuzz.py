@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from tests.reliability.conftest import env_int, make_certs, post, start_server
 from tests.strategies import admission_reviews, check_response, json_values, mutate_doc
 from webhook import BadReview
-from webhook.admission.envelope import decode_body
+from webhook.admission.body import decode_body
 from webhook.admission.pipeline import review
 from webhook.config import Settings
 from webhook.gates import KNOWN, FeatureGates

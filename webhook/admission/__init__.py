@@ -5,7 +5,8 @@
 
 from __future__ import annotations
 
-from webhook.admission.envelope import AdmissionRequest, decode_body, parse_review
+from webhook.admission.body import decode_body
+from webhook.admission.envelope import AdmissionRequest, parse_review
 from webhook.admission.pipeline import Outcome, evaluate, respond, review
 from webhook.admission.response import build_response, sanitize_warnings
 

@@ -1,4 +1,4 @@
-"""AdmissionReview v1 wire format: parse a request body, checked with jsonschema.
+"""AdmissionReview v1 wire format: a decoded body (``body.decode_body``) checked with jsonschema.
 
 Raises ``BadReview`` (HTTP 4xx) for anything that is not an AdmissionReview we can answer.
 Never imports Flask.
@@ -6,13 +6,9 @@ Never imports Flask.
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -152,64 +148,6 @@ class AdmissionRequest:
             return ""
         name = meta.get("name") or meta.get("generateName")
         return name if isinstance(name, str) else ""
-
-
-def decode_body(body: bytes, max_depth: int = 100) -> Any:
-    """Bytes → JSON value; BadReview for non-UTF-8, non-JSON or too deeply nested input.
-
-    ``NaN``, ``Infinity`` and ``-Infinity`` are not JSON (Python's parser accepts them), and
-    neither is a number too large for a double (it would become infinity): both are BadReview.
-    """
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadReview("request body is not valid UTF-8") from None
-    if _too_deep(body, max_depth):
-        raise BadReview(f"request body is nested deeper than {max_depth} levels")
-    try:
-        return json.loads(text, parse_constant=_not_json, parse_float=_finite_float)
-    except RecursionError:
-        raise BadReview("request body is nested too deeply") from None
-    except ValueError as e:
-        raise BadReview(f"request body is not valid JSON: {e}") from None
-
-
-def _not_json(name: str) -> Any:
-    raise BadReview(f"request body is not valid JSON: {name} is not a JSON number")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise BadReview("request body is not valid JSON: a number is out of range for a double")
-    return value
-
-
-_ESCAPES = re.compile(rb"\\.", re.S)
-_NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'[]{}"')
-_SQUARE = bytes.maketrans(b"{}", b"[]")
-
-
-def _too_deep(text: str | bytes, limit: int) -> bool:
-    """Cheap pre-parse bound on nesting: brackets outside strings, found with C-speed byte passes
-    (drop escapes, keep only brackets and quotes, drop what lies between quotes), then peeled one
-    level per pass. UTF-8 continuation bytes are never ASCII brackets or quotes."""
-    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    if data.count(b"[") + data.count(b"{") <= limit:
-        return False
-    if b"\\" in data:
-        data = _ESCAPES.sub(b"", data)
-    brackets = b"".join(data.translate(None, _NOT_STRUCTURE).split(b'"')[0::2]).translate(_SQUARE)
-    rest, depth = brackets, 0
-    while rest:
-        depth += 1
-        if depth > limit:
-            return True
-        shorter = rest.replace(b"[]", b"")
-        if len(shorter) == len(rest):  # unbalanced, so not JSON: fall back to the running count
-            return max(accumulate(1 if c == 91 else -1 for c in brackets), default=0) > limit
-        rest = shorter
-    return False
 
 
 def parse_review(doc: Any) -> AdmissionRequest:
