@@ -19,16 +19,15 @@ from webhook.cel.compile import (
     CelCompileError,
     CelDeadlineExceeded,
     CelRuntimeError,
-    DeviceView,
     Selector,
     cache_info,
     clear_cache,
     compile_result,
     compile_selector,
     deadline_scope,
-    device_view,
 )
 from webhook.cel.modes import DERIVED_TOTAL_MAX_COST
+from webhook.cel.view import DeviceView, device_view
 
 __all__ = [
     "DERIVED_TOTAL_MAX_COST", "MAX_EXPRESSION_LENGTH", "CelCompileError", "CelDeadlineExceeded",

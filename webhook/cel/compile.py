@@ -2,8 +2,8 @@
 
 ``compile_selector`` parses with cel-python, runs the static checks of ``check``, binds the
 Kubernetes functions of ``library`` and caches the result per expression text (LRU).
-``device_view`` converts one ResourceSlice device into the ``device`` variable once, so a
-selector can be matched against many devices cheaply.
+``device_view`` (in ``view``) converts one ResourceSlice device into the ``device`` variable
+once, so a selector can be matched against many devices cheaply.
 
 Evaluation is bounded twice, as upstream bounds it: the static estimate (``cost``) refuses
 expressions whose worst case is over ``MAX_COST``, and a run-time meter stops an evaluation that
@@ -20,9 +20,8 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import lru_cache
 from typing import Any
 
 import celpy
@@ -34,10 +33,10 @@ from celpy.evaluation import CELEvalError, Evaluator
 from webhook.cel import extensions
 from webhook.cel.check import DEVICE_FIELDS, Checker, CheckError, ProgramError
 from webhook.cel.cost import MAX_COST, TRAVERSAL, estimate
-from webhook.cel.library import FUNCTIONS, CelQuantity, CelSemver, parse_semver, type_name
+from webhook.cel.library import FUNCTIONS, type_name
 from webhook.cel.modes import Mode, result_type_error
 from webhook.cel.native import NativeError, NativeEval, NativeFallback, translate
-from webhook.quantity import QuantityError, parse_quantity
+from webhook.cel.view import DeviceView
 
 MAX_EXPRESSION_LENGTH = 10 * 1024
 """Upstream ``CELSelectorExpressionMaxLength`` (10 Ki bytes)."""
@@ -141,147 +140,6 @@ class _MeteredEvaluator(Evaluator):
         return value
 
 
-class DeviceView:
-    """The ``device`` CEL variable for one device; opaque to callers, built by ``device_view``.
-
-    The celpy map is built on first use only: the native evaluator (native.py) reads the plain
-    ``attrs``/``caps`` dicts, so most devices of a large cluster never need it.
-    """
-
-    __slots__ = ("_value", "error", "driver", "attrs", "caps", "allow_multiple")
-
-    def __init__(self, value: celtypes.MapType | None, error: str | None, driver: str = "",
-                 attrs: Mapping[str, Mapping[str, Any]] | None = None,
-                 caps: Mapping[str, Mapping[str, Any]] | None = None, allow_multiple: bool = False) -> None:
-        self._value = value
-        self.error = error
-        self.driver = driver
-        # The same values by plain domain and id, for the native evaluator (see native.py).
-        self.attrs: Mapping[str, Mapping[str, Any]] = attrs or {}
-        self.caps: Mapping[str, Mapping[str, Any]] = caps or {}
-        self.allow_multiple = allow_multiple
-
-    @property
-    def value(self) -> celtypes.MapType:
-        """The celpy ``device`` map, built on first use."""
-        if self._value is None:
-            self._value = celtypes.MapType({
-                celtypes.StringType("driver"): celtypes.StringType(self.driver),
-                celtypes.StringType("attributes"): _DomainMap({
-                    celtypes.StringType(d): celtypes.MapType({celtypes.StringType(k): v for k, v in m.items()})
-                    for d, m in self.attrs.items()}),
-                celtypes.StringType("capacity"): _DomainMap({
-                    celtypes.StringType(d): celtypes.MapType({celtypes.StringType(k): v for k, v in m.items()})
-                    for d, m in self.caps.items()}),
-                celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(self.allow_multiple),
-            })
-        return self._value
-
-
-class _DomainMap(celtypes.MapType):
-    """``device.attributes``/``device.capacity``: an unknown domain reads as an empty map."""
-
-    def __getitem__(self, key: Any) -> Any:
-        try:
-            return super().__getitem__(key)
-        except KeyError:
-            if isinstance(key, celtypes.StringType):
-                return celtypes.MapType({})
-            raise
-
-
-def device_view(driver: str, attributes: Mapping[str, Any] | None, capacity: Mapping[str, Any] | None,
-                allow_multiple: bool) -> DeviceView:
-    """Convert a ResourceSlice device (raw attribute/capacity dicts) into the CEL ``device``.
-
-    Unqualified names are filed under the driver's domain. A value that cannot be converted (an
-    attribute with no value, a bad quantity) does not raise here: it makes every later
-    ``matches`` on this view fail, as upstream fails every selector on such a device.
-    """
-    error: str | None = None
-    attrs: dict[str, dict[str, Any]] = {}
-    for name, raw in (attributes or {}).items():
-        value = _attribute_value(raw)
-        if value is None:  # keep the first problem only: that is what every match will report
-            error = error or f"attribute {name}: unsupported attribute value"
-            continue
-        domain, ident = _split_name(str(name), driver)
-        attrs.setdefault(domain, {})[ident] = value
-    caps: dict[str, dict[str, Any]] = {}
-    for name, raw in (capacity or {}).items():
-        v = raw.get("value") if isinstance(raw, Mapping) else None
-        try:
-            # Strings (the wire form) go through the cache; a number is parsed as it is.
-            cq = _cel_quantity(v) if isinstance(v, str) else CelQuantity(parse_quantity(v))
-        except QuantityError:
-            error = error or f"capacity {name}: unsupported capacity value"
-            continue
-        domain, ident = _split_name(str(name), driver)
-        caps.setdefault(domain, {})[ident] = cq
-    return DeviceView(None, error, driver, attrs, caps, bool(allow_multiple))
-
-
-def _split_name(name: str, driver: str) -> tuple[str, str]:
-    """(domain, id) of a qualified attribute or capacity name; no domain means the driver's."""
-    if "/" in name:
-        domain, _, ident = name.partition("/")
-        return domain, ident
-    return driver, name
-
-
-@lru_cache(maxsize=65536)
-def _scalar(cls: type, v: Any) -> Any:
-    """Shared CEL scalar objects: the same attribute values repeat on every device of a slice."""
-    return cls(v)
-
-
-@lru_cache(maxsize=16384)
-def _cel_quantity(text: str) -> CelQuantity:
-    """A parsed capacity value; devices of one slice mostly share a few values."""
-    return CelQuantity(parse_quantity(text))
-
-
-@lru_cache(maxsize=16384)
-def _semver(text: str) -> CelSemver | None:
-    """A parsed version attribute, or None when it is not a semantic version."""
-    return parse_semver(text)
-
-
-def _attribute_value(raw: Any) -> Any:
-    """The CEL value of one DeviceAttribute, or None when no (supported) value is set."""
-    if not isinstance(raw, Mapping):
-        return None
-    scalar = {"int": celtypes.IntType, "bool": celtypes.BoolType, "string": celtypes.StringType}
-    for key, cls in scalar.items():
-        v = raw.get(key)
-        if v is None:
-            continue
-        # JSON gives bools for ints and vice versa only in broken objects: unsupported values.
-        if key == "int" and (isinstance(v, bool) or not isinstance(v, int)):
-            return None
-        if key == "bool" and not isinstance(v, bool):
-            return None
-        if key == "string" and not isinstance(v, str):
-            return None
-        return _scalar(cls, v)
-    if isinstance(raw.get("version"), str):  # an unparsable version is an unsupported value
-        return _semver(raw["version"])
-    lists = {"ints": celtypes.IntType, "bools": celtypes.BoolType, "strings": celtypes.StringType}
-    for key, cls in lists.items():
-        if isinstance(raw.get(key), list):
-            return celtypes.ListType([cls(x) for x in raw[key]])
-    if isinstance(raw.get("versions"), list):
-        # CelSemver is our extension value, so celpy's ``Value`` union does not name it.
-        items: list[Any] = [parse_semver(x) if isinstance(x, str) else None for x in raw["versions"]]
-        return None if any(x is None for x in items) else celtypes.ListType(items)
-    return None
-
-
-# ``device.driver == "lit"`` alone, or as the first operand of a top-level ``&&``: every
-# DeviceClass starts this way and it is evaluated for every device of the cluster, so it is
-# answered natively (CEL interpretation costs ~100 µs). Sound because ``false && x`` is false
-# whatever ``x`` is (errors included); the remainder must hold no ``||`` or ``?`` so that the
-# ``&&`` is certainly the top-level operator.
 _DRIVER_EQ = re.compile(r"""\s*device\.driver\s*==\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*""")
 
 
