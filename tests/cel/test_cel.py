@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import threading
 
+import celpy
 import pytest
 
-from webhook.cel import CelCompileError, CelRuntimeError, cache_info, compile_selector, device_view
+from webhook.cel import (
+    CelCompileError,
+    CelRuntimeError,
+    Selector,
+    cache_info,
+    compile_result,
+    compile_selector,
+    device_view,
+)
 
 DRV = "gpu.example.com"
 VIEW = device_view(
@@ -234,3 +243,14 @@ def test_native_driver_guard_answers_exactly_as_cel(expr, driver):
             raise CelRuntimeError(_runtime_message(e)) from None
 
     assert outcome(lambda: sel.matches(view)) == outcome(plain_cel)
+
+
+@pytest.mark.parametrize("depth", [200, 600, 1200], ids=lambda d: f"parens-{d}")
+def test_deep_expression_compiles_after_another_celpy_environment(depth: int) -> None:
+    """Building a celpy.Environment lowers the process's recursion limit to 2500; a deep (but
+    allowed) expression compiled afterwards still gets an answer, not a RecursionError (found by
+    the generated claims: a test had built its own environment)."""
+    celpy.Environment()
+    expr = "(" * depth + "device.driver == 'a' || true" + ")" * depth
+    got = compile_result(expr + " " * (depth % 7))
+    assert isinstance(got, Selector | CelCompileError)

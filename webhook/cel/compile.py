@@ -257,9 +257,11 @@ def _environment() -> celpy.Environment:
     """The one celpy environment of the process (built on first use: it costs ~0.3 s)."""
     global _env
     if _env is None:
-        _env = celpy.Environment()  # sets a recursion limit of 2500; we need more (see above)
-        if sys.getrecursionlimit() < _RECURSION_LIMIT:
-            sys.setrecursionlimit(_RECURSION_LIMIT)
+        _env = celpy.Environment()
+    # Every celpy.Environment() sets the process's recursion limit to 2500 (another one built
+    # later, by a library user or a test, lowers it again): checked on every compile.
+    if sys.getrecursionlimit() < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
     return _env
 
 
