@@ -119,9 +119,9 @@ _GATES = (
         "off: strips PodGroup and template resourceClaims on write")),
     GateSpec(Gate.COMPOSITE_POD_GROUP, ALPHA, False,
              requires=(Gate.GENERIC_WORKLOAD, Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING), effect=(
-                 "off: parentCompositePodGroupName and compositePodGroupTemplates are Forbidden")),
+                 "off: strips parentCompositePodGroupName and compositePodGroupTemplates on write")),
     GateSpec(Gate.POD_GROUP_PREEMPTION_POLICY, ALPHA, False, requires=(Gate.GENERIC_WORKLOAD,),
-             effect="off: preemptionPolicy is Forbidden"),
+             effect="off: strips preemptionPolicy on write"),
     GateSpec(Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, ALPHA, False, requires=(Gate.GENERIC_WORKLOAD,), effect=(
         "off: strips schedulingConstraints on write")),
     GateSpec(Gate.WORKLOAD_WITH_JOB, ALPHA, False, requires=(Gate.GENERIC_WORKLOAD,),

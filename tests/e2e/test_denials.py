@@ -1,18 +1,17 @@
 """Denials through the real apiserver: where the webhook denies, kubectl prints the apiserver-style
 `Invalid` message with our field causes (and the same object passes with the webhook unregistered).
 
-The webhook's gates are stricter than the apiserver's here: fields the apiserver accepts under
-its alpha gates (CompositePodGroup, PodGroupPreemptionPolicy) are forbidden by ours, as the
-apiserver itself would forbid them with those gates off (they are rejected, not dropped). With
-PodGroupPreemptionPolicy on, the apiserver's Priority admission plugin fills in
-`spec.preemptionPolicy` from the PriorityClass before calling us (and refuses one written by
-hand), so every PodGroup carries it and our gate-off webhook forbids it.
+The webhook's gates are stricter than the apiserver's here: the apiserver runs with
+DRAFractionalCapacityRange on, the webhook with it off (the 1.37 default), so a requestPolicy
+whose range is only on its step in milli-units is valid for the apiserver and refused by us, as
+an apiserver with the gate off refuses it (its values are rounded up to integers first). Gated
+scheduling fields are no case for this test: with their gates off the apiserver drops them, and
+so do we (tests/e2e/test_gates.py).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,29 +21,31 @@ from tests.rig.sandbox import Sandbox
 
 pytestmark = pytest.mark.e2e
 
-ALPHA = {"CompositePodGroup": True, "PodGroupPreemptionPolicy": True}
-#: CompositePodGroup depends on it (the apiserver refuses to start otherwise); on at both ends.
-DEPENDENCY = {"TopologyAwareWorkloadScheduling": True}
+FRACTIONAL = "DRAFractionalCapacityRange"
 
 
-def _podgroup(name: str, **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}, **spec}}
+def _slice(name: str, policy: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+            "spec": {"driver": "gpu.example.com", "nodeName": "worker-1",
+                     "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{"name": "gpu-0", "allowMultipleAllocations": True,
+                                  "capacity": {"memory": {"value": "10", "requestPolicy": policy}}}]}}
 
 
+POLICY = "spec.devices[0].capacity[memory].requestPolicy"
 CASES = [
-    pytest.param(_podgroup("with-parent", parentCompositePodGroupName="parent",
-                           workloadRef={"workloadName": "wl", "templateName": "t"}),
-                 "spec.parentCompositePodGroupName", "Forbidden", id="parent-composite-podgroup"),
-    pytest.param(_podgroup("plain-gang"), "spec.preemptionPolicy", "Forbidden",
-                 id="preemption-policy-filled-in-by-the-priority-admission-plugin"),
+    pytest.param(_slice("range-on-a-milli-step", {"default": "1250m",
+                                                  "validRange": {"min": "0", "max": "2500m", "step": "1250m"}}),
+                 f"{POLICY}.validRange.step", "Invalid value", id="range-max-on-a-milli-step"),
+    pytest.param(_slice("whole-max-on-a-milli-step", {"default": "1500m",
+                                                    "validRange": {"min": "0", "max": "3", "step": "1500m"}}),
+                 f"{POLICY}.validRange.step", "Invalid value", id="whole-max-on-a-milli-step"),
 ]
 
 
 @pytest.fixture(scope="module")
 def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    sb = Sandbox(tmp_path_factory.mktemp("denials"), {**ALPHA, **DEPENDENCY}, webhook_gates=dict.fromkeys(ALPHA, False),
+    sb = Sandbox(tmp_path_factory.mktemp("denials"), {FRACTIONAL: True}, webhook_gates={FRACTIONAL: False},
                  load_examples=False)
     yield sb
     sb.stop()
@@ -58,10 +59,9 @@ def test_webhook_denial_reads_like_the_apiservers_own(strict: Sandbox, obj: dict
     name = obj["metadata"]["name"]
     # Our 422 status travels through the apiserver unchanged, so kubectl renders it exactly as it
     # renders the apiserver's own validation errors: the message head and one line per cause.
-    assert r.stderr.startswith(f'The PodGroup "{name}" is invalid: '), r.stderr
-    causes = re.findall(r"^\* (\S+): (\w+): ", r.stderr, re.M) or re.findall(r"is invalid: (\S+): (\w+): ", r.stderr)
-    assert (field, reason) in causes, r.stderr
-    # Without our webhook the apiserver (alpha gates on) accepts the same object.
+    assert r.stderr.startswith(f'The {obj["kind"]} "{name}" is invalid: '), r.stderr
+    assert f"{field}: {reason}: " in r.stderr, r.stderr
+    # Without our webhook the apiserver (the gate on) accepts the same object.
     bare = strict.cluster.apiservers[0]
     strict.unregister()
     try:

@@ -48,8 +48,11 @@ ATTACKS = [
     ("split-100x100", _quadratic(100), 1, "denied"),
     ("split-400x400", _quadratic(400), 1, "denied"),
     ("split-2000x2000", _quadratic(2000), 1, "denied"),
-    ("split-45x45-on-every-device", _quadratic(45), 1, "cut"),
-    ("split-45x45-in-32-requests", _quadratic(45), 32, "cut"),
+    # The parts of split() have no known length, so comparing two of them is unbounded in the
+    # static estimate, as upstream's estimator prices it (checked against the 1.37 apiserver):
+    # even a small quadratic split is refused before it runs.
+    ("split-45x45-on-every-device", _quadratic(45), 1, "denied"),
+    ("split-45x45-in-32-requests", _quadratic(45), 32, "denied"),
     ("four-nested-macros-over-10", _nested(4), 1, "cut"),
     ("four-nested-macros-over-10-in-8-requests", _nested(4), 8, "cut"),
     ("five-nested-macros-over-10", _nested(5), 1, "denied"),
