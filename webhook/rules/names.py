@@ -59,8 +59,8 @@ def max_len_msg(n: int) -> str:
 
 
 def byte_len(v: str) -> int:
-    """Go's len(): lengths are counted in bytes of UTF-8."""
-    return len(v.encode("utf-8", "surrogatepass"))
+    """Go's len() of a string: its UTF-8 bytes (every length limit of upstream counts bytes)."""
+    return len(v) if v.isascii() else len(v.encode("utf-8", "surrogatepass"))
 
 
 def is_dns1123_label(v: str) -> list[str]:

@@ -8,10 +8,8 @@ neither looks at a name with two slashes. Pure; message texts are upstream's.
 from __future__ import annotations
 
 from webhook.fielderrors import FieldError, FieldPath, invalid, required, too_long
-from webhook.rules.names import C_IDENTIFIER_MAX, is_c_identifier, is_dns1123_subdomain, is_qualified_name
-
-DOMAIN_MAX = 63
-FQN_MSG = "a fully qualified name must be a domain and a name separated by a slash"
+from webhook.rules.names import byte_len, is_dns1123_subdomain, is_qualified_name
+from webhook.rules.slices import common as slice_common
 
 
 def dns1123_subdomain(value: str) -> list[str]:
@@ -23,48 +21,15 @@ def label_key(value: str) -> list[str]:
     return is_qualified_name(value)
 
 
-def _identifier(ident: str, path: FieldPath) -> list[FieldError]:
-    errs = [too_long(path, C_IDENTIFIER_MAX)] if len(ident) > C_IDENTIFIER_MAX else []
-    return errs + [invalid(path, ident, m) for m in is_c_identifier(ident)]
-
-
 def fully_qualified_name(name: str, path: FieldPath) -> list[FieldError]:
     """The declarative ``k8s-resource-fully-qualified-name`` format: ``domain/identifier`` with a
-    lower-case DNS-subdomain domain of at most 63 bytes and a C identifier of at most 32."""
-    parts = name.split("/")
-    errs: list[FieldError] = []
-    if len(parts) == 1:
-        errs += _identifier(name, path)
-    elif len(parts) == 2:
-        domain, ident = parts
-        if not domain:
-            errs.append(invalid(path, "", "prefix must not be empty"))
-        else:
-            errs += [too_long(path, DOMAIN_MAX)] if len(domain) > DOMAIN_MAX else []
-            errs += [invalid(path, domain, "prefix: " + m) for m in is_dns1123_subdomain(domain)]
-        errs += [invalid(path, "", "name must not be empty")] if not ident else _identifier(ident, path)
-    if "/" not in name:
-        errs.append(invalid(path, name, FQN_MSG))
-    return errs
+    DNS-subdomain domain (as written) of at most 63 bytes and a C identifier of at most 32."""
+    return slice_common.validate_resource_fully_qualified_name(name, path)
 
 
 def fully_qualified_name_by_hand(name: str, path: FieldPath) -> list[FieldError]:
     """``validateFullyQualifiedName``: the same, but the domain is a driver name (lower-cased first)."""
-    parts = name.split("/")
-    errs: list[FieldError] = []
-    if len(parts) == 1:
-        errs += _identifier(name, path)
-    elif len(parts) == 2:
-        domain, ident = parts
-        if not domain:
-            errs.append(invalid(path, "", "the domain must not be empty"))
-        else:
-            errs += [too_long(path, DOMAIN_MAX)] if len(domain) > DOMAIN_MAX else []
-            errs += [invalid(path, domain, m) for m in is_dns1123_subdomain(domain.lower())]
-        errs += [invalid(path, "", "the name must not be empty")] if not ident else _identifier(ident, path)
-    if "/" not in name:
-        errs.append(invalid(path, name, FQN_MSG))
-    return errs
+    return slice_common.validate_fully_qualified_name(name, path)
 
 
 def extended_resource_name(name: str, path: FieldPath) -> list[FieldError]:
@@ -91,7 +56,7 @@ def pool_name(name: str, path: FieldPath) -> list[FieldError]:
     '/'-separated segments, none empty, each a DNS subdomain."""
     if not name:
         return [required(path)]
-    errs = [too_long(path, 253)] if len(name) > 253 else []
+    errs = [too_long(path, 253)] if byte_len(name) > 253 else []
     for i, part in enumerate(name.split("/")):
         if not part:
             errs.append(invalid(path, name, f"segment {i}: must not be empty"))

@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, invalid, too_long
+from webhook.rules.names import byte_len
 from webhook.rules.shape import as_bool, as_list, as_object, as_str, type_error
-from webhook.rules.slices.common import byte_len
 
 ATTRIBUTE_VALUES_MAX = 48
 ATTRIBUTE_VALUE_MAX_LEN = 64

@@ -24,6 +24,7 @@ from webhook.quantity import Quantity, QuantityError, parse_quantity, try_parse
 from webhook.rules.names import (
     C_IDENTIFIER_MAX,
     DNS1123_LABEL_MAX,
+    byte_len,
     is_c_identifier,
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -50,11 +51,6 @@ def as_quantity(value: Any, path: FieldPath, errs: list[FieldError]) -> Quantity
 
 
 # --- names ---------------------------------------------------------------------------------
-
-
-def byte_len(s: str) -> int:
-    """Go's ``len`` of a string: its UTF-8 bytes (every length limit of upstream counts bytes)."""
-    return len(s) if s.isascii() else len(s.encode("utf-8", "surrogatepass"))
 
 
 def validate_driver_name(value: Any, path: FieldPath) -> list[FieldError]:
@@ -363,3 +359,25 @@ def semantic_equal(a: Any, b: Any) -> bool:
         qa, qb = try_parse(a), try_parse(b)
         return qa is not None and qb is not None and qa == qb
     return False
+
+
+def validate_resource_fully_qualified_name(name: str, path: FieldPath) -> list[FieldError]:
+    """Upstream's declarative ``k8s-resource-fully-qualified-name`` format (ResourceSlice and
+    claim fields alike): like the handwritten check above, but the domain is a DNS subdomain as
+    written (not lower-cased), its errors prefixed ``prefix:``."""
+    parts = name.split("/")
+    errs: list[FieldError] = []
+    if len(parts) == 1:
+        errs += validate_c_identifier(name, path)
+    elif len(parts) == 2:
+        domain, ident = parts
+        if not domain:
+            errs.append(invalid(path, "", "prefix must not be empty"))
+        else:
+            if byte_len(domain) > DEVICE_DOMAIN_MAX:
+                errs.append(too_long(path, DEVICE_DOMAIN_MAX))
+            errs += [invalid(path, domain, "prefix: " + m) for m in is_dns1123_subdomain(domain)]
+        errs += validate_c_identifier(ident, path) if ident else [invalid(path, "", "name must not be empty")]
+    if "/" not in name:
+        errs.append(invalid(path, name, "a fully qualified name must be a domain and a name separated by a slash"))
+    return errs

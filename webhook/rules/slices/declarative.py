@@ -32,17 +32,12 @@ from webhook.fielderrors import (
     invalid,
     not_supported,
     required,
-    too_long,
     too_many,
 )
-from webhook.rules.names import is_dns1123_subdomain
 from webhook.rules.slices.attributes import LIST_KINDS, SCALAR_KINDS
 from webhook.rules.slices.common import (
-    DEVICE_DOMAIN_MAX,
-    byte_len,
     is_label,
     semantic_equal,
-    validate_c_identifier,
     validate_dns_label,
 )
 from webhook.rules.slices.devices import BINDING_CONDITIONS_MAX, CONSUMES_COUNTERS_MAX, TAINT_EFFECTS
@@ -210,25 +205,6 @@ def _counter_sets(sets: Any, old: dict[str, Any] | None, path: FieldPath) -> lis
     return errs
 
 
-def fully_qualified_name(name: str, path: FieldPath) -> list[FieldError]:
-    """Upstream's declarative ``k8s-resource-fully-qualified-name`` format: like the handwritten
-    qualified-name check, but the domain is a DNS subdomain as written (not lower-cased)."""
-    parts = name.split("/")
-    errs: list[FieldError] = []
-    if len(parts) == 1:
-        errs += validate_c_identifier(name, path)
-    elif len(parts) == 2:
-        domain, ident = parts
-        if not domain:
-            errs.append(invalid(path, "", "prefix must not be empty"))
-        else:
-            if byte_len(domain) > DEVICE_DOMAIN_MAX:
-                errs.append(too_long(path, DEVICE_DOMAIN_MAX))
-            errs += [invalid(path, domain, "prefix: " + m) for m in is_dns1123_subdomain(domain)]
-        errs += validate_c_identifier(ident, path) if ident else [invalid(path, "", "name must not be empty")]
-    if "/" not in name:
-        errs.append(invalid(path, name, "a fully qualified name must be a domain and a name separated by a slash"))
-    return errs
 
 
 def _skip_operations(ops: Any, old: dict[str, Any] | None, path: FieldPath) -> list[FieldError]:

@@ -39,6 +39,7 @@ from webhook.rules.slices.common import (
     validate_node_selector,
     validate_pool_name,
     validate_required_label,
+    validate_resource_fully_qualified_name,
 )
 from webhook.rules.slices.declarative import COUNTER_SETS_MAX
 from webhook.rules.slices.devices import validate_counters_member, validate_device
@@ -286,7 +287,7 @@ def _partition_type_attribute(spec: dict[str, Any], old: dict[str, Any] | None,
     format_errs = validate_fully_qualified_name(name, path)  # the handwritten check's own test
     if old is None or old.get("partitionTypeAttribute") != name:
         if ctx.gates.enabled(Gate.DRA_PARTITIONABLE_DEVICES_TYPE):
-            errs.extend(declarative.fully_qualified_name(name, path))
+            errs.extend(validate_resource_fully_qualified_name(name, path))
         else:
             errs.append(forbidden(path, "disabled by feature gate DRAPartitionableDevicesType"))
     devices = devices_raw if isinstance(devices_raw := spec.get("devices"), list) else []
