@@ -18,6 +18,7 @@ import http.client
 import json
 import multiprocessing as mp
 import ssl
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -109,8 +110,9 @@ def run(quick: bool) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="dra-bench-b8-") as tmp:
         try:
             sb = Sandbox(Path(tmp))
-        except (RuntimeError, ProcError, OSError) as e:
-            return [Row.na(NAME, "apiserver", f"sandbox did not start: {str(e).splitlines()[0][:140]}")]
+        except (RuntimeError, ProcError, OSError, ImportError, subprocess.SubprocessError) as e:
+            first = (str(e).splitlines() or [type(e).__name__])[0]
+            return [Row.na(NAME, "apiserver", f"sandbox did not start: {first[:140]}")]
         try:
             bare = sb.cluster.add_apiserver(sb.gates, name="bare")
             apis = {"with": sb.api, "without": bare}
@@ -119,7 +121,7 @@ def run(quick: bool) -> list[Row]:
                 lat: dict[str, list[float]] = {"with": [], "without": []}
                 errors = {"with": 0, "without": 0}
                 secs = {"with": 0.0, "without": 0.0}
-                reviews = {"with": 0.0, "without": 0.0}
+                reviews = {"with": [0.0, 0.0], "without": [0.0, 0.0]}
                 why = ""
                 for api in apis.values():  # warm: connections, CEL caches, the allocator model
                     load(api, path, body, 2)
@@ -127,7 +129,9 @@ def run(quick: bool) -> list[Row]:
                     for key, api in apis.items():
                         before = _reviews(sb)
                         got, err, s, last = load(api, path, body, per_client)
-                        reviews[key] += _reviews(sb) - before
+                        after = _reviews(sb)
+                        reviews[key][0] += after[0] - before[0]
+                        reviews[key][1] += after[1] - before[1]
                         lat[key] += got
                         errors[key] += err
                         secs[key] += s
@@ -138,17 +142,20 @@ def run(quick: bool) -> list[Row]:
     return rows
 
 
-def _reviews(sb: Any) -> float:
-    """Admission reviews our webhook has answered so far (its /metrics), both webhooks summed."""
-    total = 0.0
+def _reviews(sb: Any) -> tuple[float, float]:
+    """Admission reviews our webhook has answered so far and the seconds they took in the webhook
+    (its /metrics: the duration histogram's count and sum, both webhooks summed)."""
+    count = total = 0.0
     for line in sb.webhook.get("/metrics").text.splitlines():
-        if line.startswith("dra_webhook_admission_requests_total{"):
+        if line.startswith("dra_webhook_admission_request_duration_seconds_count{"):
+            count += float(line.rsplit(" ", 1)[1])
+        elif line.startswith("dra_webhook_admission_request_duration_seconds_sum{"):
             total += float(line.rsplit(" ", 1)[1])
-    return total
+    return count, total
 
 
 def _row(case: str, lat: dict[str, list[float]], errors: dict[str, int], secs: dict[str, float],
-         reviews: dict[str, float], why: str) -> Row:
+         reviews: dict[str, list[float]], why: str) -> Row:
     label = f"{case} dry-run create via kube-apiserver, {CLIENTS} clients: p99 with webhooks vs without"
     if not lat["with"] or not lat["without"]:
         return Row.na(NAME, label, f"no successful request (errors {errors}; last: {why})"[:200])
@@ -160,7 +167,9 @@ def _row(case: str, lat: dict[str, list[float]], errors: dict[str, int], secs: d
            f"errors {errors['with']}, {tput['with']:.0f} req/s); without: p50 {fmt_time(p50['without'])} "
            f"p99 {fmt_time(p99['without'])} (n={len(lat['without'])}, errors {errors['without']}, "
            f"{tput['without']:.0f} req/s); p50 ratio {p50['with'] / p50['without']:.2f}×; "
-           f"reviews our webhook answered: {reviews['with']:.0f} with, {reviews['without']:.0f} without")
+           f"reviews our webhook answered: {reviews['with'][0]:.0f} with (mean "
+           f"{fmt_time(reviews['with'][1] / reviews['with'][0]) if reviews['with'][0] else '–'} each, "
+           f"timed in the webhook), {reviews['without'][0]:.0f} without")
     if why and (errors["with"] or errors["without"]):
         ctx += f"; last error: {why[:120]}"
     return Row(NAME, label, fmt_time(p99["with"]), fmt_time(p99["without"]), ratio, f"p99 ≤ {TARGET:g}×",
