@@ -25,6 +25,7 @@ BENCHES = {
     "B5": "bench.b5_memory",
     "B6": "bench.b6_side_by_side",
     "B7": "bench.b7_serving",
+    "B8": "bench.b8_apiserver",
 }
 DEFAULT_OUT = Path(__file__).resolve().parent / "results.md"
 

@@ -10,12 +10,14 @@ feasibility check, as in production.
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
 from bench import gen, servers
 from bench.common import Row, fmt_time
 from bench.loadgen import LoadResult, run_load
+from bench.servers import cpu_seconds
 
 NAME = "B2"
 
@@ -74,7 +76,16 @@ def _compare(body_name: str, mode: str, hook: servers.Server, echo: servers.Serv
         return run_load(srv.port, cafile, "/validate", body, mode=mode, clients=clients,
                         duration=duration, max_requests=max_req, rate=rate)
 
-    sat_h, sat_e = load(hook, 0.0), load(echo, 0.0)
+    cpu: dict[str, float] = {}
+
+    def saturate(key: str, srv: servers.Server) -> LoadResult:
+        pids = srv.worker_pids()
+        before = cpu_seconds(pids)
+        res = load(srv, 0.0)
+        cpu[key] = (cpu_seconds(pids) - before) / len(res.latencies) if res.latencies else float("nan")
+        return res
+
+    sat_h, sat_e = saturate("hook", hook), saturate("echo", echo)
     ratio = sat_h.throughput / sat_e.throughput if sat_e.throughput else None
     rows = [Row(NAME, f"{case} saturation ({clients} clients)", f"{sat_h.throughput:.0f} req/s",
                 f"{sat_e.throughput:.0f} req/s", ratio, "≥ 50% of echo",
@@ -82,6 +93,12 @@ def _compare(body_name: str, mode: str, hook: servers.Server, echo: servers.Serv
                 f"webhook p50 {fmt_time(sat_h.p50)} p99 {fmt_time(sat_h.p99)} (n={len(sat_h.latencies)}, "
                 f"errors {sat_h.errors}); echo p50 {fmt_time(sat_e.p50)} p99 {fmt_time(sat_e.p99)} "
                 f"(n={len(sat_e.latencies)}, errors {sat_e.errors})")]
+    c_ratio = cpu["hook"] / cpu["echo"] if cpu["echo"] > 0 else None
+    rows.append(Row(NAME, f"{case} CPU per request (workers, /proc)", f"{cpu['hook'] * 1e3:.2f} ms",
+                    f"{cpu['echo'] * 1e3:.2f} ms", c_ratio, "≤ 2.5× echo", None if c_ratio is None else c_ratio <= 2.5,
+                    f"worker utime+stime over the saturation run / answered requests "
+                    f"({len(sat_h.latencies)} webhook, {len(sat_e.latencies)} echo); clock tick "
+                    f"{1e3 / os.sysconf('SC_CLK_TCK'):.0f} ms"))
     rate = max(1.0, round(0.5 * min(sat_h.throughput, sat_e.throughput)))
     fix_h, fix_e = load(hook, rate), load(echo, rate)
     ratio = fix_h.p99 / fix_e.p99 if fix_e.p99 > 0 else None

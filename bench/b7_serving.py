@@ -6,36 +6,29 @@ traffic shape (keep-alive; a new TLS connection per request) both are driven to 
 the same closed-loop clients, alternately, several rounds; the medians of throughput and of
 server CPU per request (master and workers, from /proc) are compared. Target: the event-loop
 worker loses at most 10 % on either.
+
+Balance: the same event-loop server with 2 workers against itself with 1 worker, 4 keep-alive
+clients at saturation, alternating rounds; target >= 1.7x (the connections must spread over
+the workers). The spread is sampled in the middle of each run: established connections on the
+server port held by each worker (``/proc/<pid>/fd`` against ``/proc/net/tcp``).
 """
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from bench import gen, servers
 from bench.b2_http import _write_state
 from bench.common import Row
 from bench.loadgen import run_load
+from bench.servers import cpu_seconds
 
 NAME = "B7"
 STOCK = [sys.executable, "-m", "bench.stock_server"]
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time of these processes so far."""
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 def run(quick: bool, workers: int = 2, threads: int = 4) -> list[Row]:
@@ -65,7 +58,58 @@ def run(quick: bool, workers: int = 2, threads: int = 4) -> list[Row]:
         finally:
             new.stop()
             old.stop()
+        rows.append(_balance(certs, tmp, extra, body, rounds, duration, threads))
     return rows
+
+
+BALANCE_CLIENTS = 4
+BALANCE_TARGET = 1.7
+
+
+def _balance(certs: Path, tmp: Path, extra: list[str], body: bytes, rounds: int, duration: float,
+             threads: int) -> Row:
+    """2 workers against 1 worker with 4 keep-alive clients: throughput ratio and connection spread."""
+    case = f"claim-cel keepalive {BALANCE_CLIENTS} clients: 2 workers vs 1 worker throughput"
+    try:
+        one = servers.start("one-worker", [*servers.WEBHOOK, "serve"], certs, tmp, workers=1, threads=threads,
+                            extra=extra)
+    except RuntimeError as e:
+        return Row.na(NAME, case, str(e).splitlines()[0][:150])
+    try:
+        two = servers.start("two-workers", [*servers.WEBHOOK, "serve"], certs, tmp, workers=2, threads=threads,
+                            extra=extra)
+    except RuntimeError as e:
+        one.stop()
+        return Row.na(NAME, case, str(e).splitlines()[0][:150])
+    cafile = str(certs / "ca.crt")
+    tput: dict[str, list[float]] = {"one": [], "two": []}
+    spreads: list[list[int]] = []
+    try:
+        for srv in (one, two):
+            servers.post(srv, "/validate", body, n=20)
+        for _ in range(rounds):
+            for key, srv in (("one", one), ("two", two)):
+                sampled: list[list[int]] = []
+                timer = threading.Timer(0.3 + duration / 2, lambda s=srv, out=sampled: out.append(
+                    servers.connection_spread(s.port, s.worker_pids())))
+                timer.start()
+                res = run_load(srv.port, cafile, "/validate", body, mode="keepalive", clients=BALANCE_CLIENTS,
+                               duration=duration, max_requests=1_000_000)
+                timer.join()
+                tput[key].append(res.throughput)
+                if key == "two" and sampled:
+                    spreads.append(sampled[0])
+    finally:
+        one.stop()
+        two.stop()
+    t_two, t_one = statistics.median(tput["two"]), statistics.median(tput["one"])
+    ratio = t_two / t_one if t_one else None
+    runs = {k: ", ".join(f"{x:.0f}" for x in v) for k, v in tput.items()}
+    shown = "; ".join("+".join(str(n) for n in s) for s in spreads)
+    return Row(NAME, case, f"{t_two:.0f} req/s", f"{t_one:.0f} req/s", ratio, f"≥ {BALANCE_TARGET:g}×",
+               None if ratio is None else ratio >= BALANCE_TARGET,
+               f"{rounds} alternating rounds of {duration:g} s; runs 2 workers {runs['two']} / 1 worker "
+               f"{runs['one']} req/s; connections per worker mid-run: {shown or '?'}")
 
 
 def _saturate(srv: servers.Server, cafile: str, body: bytes, mode: str, duration: float,

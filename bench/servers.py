@@ -105,3 +105,45 @@ def post(srv: Server, path: str, body: bytes, n: int = 1) -> int:
     finally:
         conn.close()
     return status
+
+
+def connection_spread(port: int, pids: list[int]) -> list[int]:
+    """Established connections to local ``port`` held by each of these processes, largest first
+    (``/proc/net/tcp`` inodes matched against each process's socket descriptors)."""
+    inodes: set[str] = set()
+    try:
+        with open("/proc/net/tcp") as f:
+            for line in f.readlines()[1:]:
+                cols = line.split()
+                if cols[3] == "01" and int(cols[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(cols[9])
+    except OSError:
+        return []
+    out = []
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        n = 0
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            n += target.startswith("socket:[") and target[8:-1] in inodes
+        out.append(n)
+    return sorted(out, reverse=True)
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes so far (``/proc/<pid>/stat`` utime + stime)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")

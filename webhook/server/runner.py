@@ -25,6 +25,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from webhook.config import Settings
+from webhook.server.balance import ConnectionBoard
 from webhook.server.logs import GunicornJsonLogger, setup_logging
 from webhook.server.worker import MAX_PENDING, AdmissionWorker
 
@@ -100,7 +101,10 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
         if isinstance(worker, type) and issubclass(worker, AdmissionWorker):
             # Bodies the app would still read (up to 4x the limit, to answer 413 politely) are
             # buffered by the event loop, so no thread ever waits for them.
-            worker = type(worker.__name__, (worker,), {"max_body": 4 * self.settings.max_body_bytes})
+            # The connection board is made here, in the master, so every worker forked for this
+            # configuration shares it (a reload makes a new one for the new workers).
+            worker = type(worker.__name__, (worker,), {"max_body": 4 * self.settings.max_body_bytes,
+                                                       "board": ConnectionBoard()})
         cfg: dict[str, Any] = {
             "bind": [o.bind],
             "workers": o.workers or default_workers(),
@@ -277,6 +281,9 @@ def _reloading() -> bool:
 
 
 def _child_exit(server: Any, worker: Any) -> None:
+    board = getattr(type(worker), "board", None)
+    if isinstance(board, ConnectionBoard):  # its siblings must not wait for a dead worker
+        board.release_pid(worker.pid)
     # Not via webhook.server.metrics: importing it in the master would create metric files
     # for the master's pid.
     from prometheus_client import multiprocess

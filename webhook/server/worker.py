@@ -13,7 +13,15 @@ FIN) happens in the loop as well.
 What stays gthread's: the thread pool, request handling, keep-alive bookkeeping and graceful
 stop. What this class adds: the pre-request stage, eviction of the oldest unfinished
 connection when the worker is full, ``Connection: close`` on every answer once draining
-starts, and a longer keep-alive linger when stopping (see ``runner``). Pinned to gunicorn 27,
+starts, a longer keep-alive linger when stopping (see ``runner``), and balanced accepts.
+
+Balanced accepts: the workers share one listening socket and the kernel wakes all of them for
+each new connection; whichever is quickest takes it, so a few long-lived keep-alive connections
+(the apiserver's) often all land on one worker and leave the other cores idle (measured: 4+0
+in one of five runs, halving throughput). Each worker posts its open connection count on a
+``ConnectionBoard`` shared with its siblings, and stops listening while it holds more
+connections than the least loaded live sibling; a sibling that has not posted for
+``balance.BOARD_STALE_SECONDS`` (stuck, or gone) is not counted, so accepting never waits on it. Pinned to gunicorn 27,
 whose ``ThreadWorker`` internals (``poller``, ``nr_conns``, ``enqueue_req``...) it builds on.
 """
 
@@ -21,6 +29,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import os
 import re
 import resource
 import selectors
@@ -37,6 +46,8 @@ from gunicorn import http
 from gunicorn import sock as gsock
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
+from webhook.server.balance import ConnectionBoard
+
 log = logging.getLogger(__name__)
 
 REQUEST_TIMEOUT_SECONDS = 10.0
@@ -49,6 +60,8 @@ DRAIN_LINGER_SECONDS = 5.0
 is answered with ``Connection: close`` (a client may be sending on them already)."""
 MAX_HEADER_BYTES = 64 * 1024
 """A request head larger than this is refused with 431 (gunicorn's own limits are lower)."""
+YIELD_RECHECK_SECONDS = 0.02
+"""How often a worker that has stopped listening for balance looks at the board again."""
 MAX_PENDING = 2048
 """Connections per worker still in the pre-request stage; past it the oldest is dropped."""
 BUFFER_BUDGET_BYTES = 128 * 1024 * 1024
@@ -114,6 +127,8 @@ class AdmissionWorker(ThreadWorker):  # type: ignore[misc]
 
     max_body = 3 * 1024 * 1024
     """Bodies up to this size are buffered by the loop (the runner sets the configured limit)."""
+    board: ConnectionBoard | None = None
+    """Shared with the sibling workers (the runner sets one per configuration); None: no balancing."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -128,6 +143,9 @@ class AdmissionWorker(ThreadWorker):  # type: ignore[misc]
         self.max_pending = MAX_PENDING
         self.on_drop: Callable[[str], None] = lambda reason: None
         """Called with a reason (timeout, evicted, tls, too-large) for each dropped connection."""
+        self.slot: int | None = None
+        self.yielding = False
+        """More connections than the least loaded live sibling: not listening for now."""
 
     def init_process(self) -> None:
         """Raise the open-files limit and size the pre-request stage by it, then run gthread's set-up."""
@@ -137,11 +155,43 @@ class AdmissionWorker(ThreadWorker):  # type: ignore[misc]
 
     def notify(self) -> None:
         """Tell the master we are alive, at most every ``NOTIFY_SECONDS`` (gthread does it on
-        every loop turn, one syscall per request; the master only looks every few seconds)."""
+        every loop turn, one syscall per request; the master only looks every few seconds).
+        Called at the top of every loop turn, so the connection board is kept here too."""
         now = time.monotonic()
+        if self.board is not None:
+            self._balance(self.board, now)
         if now - self._notified >= NOTIFY_SECONDS:
             self._notified = now
             super().notify()
+
+    # ------------------------------------------------------------------ balancing
+    def _balance(self, board: ConnectionBoard, now: float) -> None:
+        pid = os.getpid()
+        if not self.alive:  # draining: never accepts again, so no sibling may wait for us
+            if self.slot is not None:
+                board.release(self.slot, pid)
+                self.slot = None
+            self.yielding = False
+            return
+        if self.slot is None or not board.post(self.slot, pid, self.nr_conns, now):
+            self.slot = board.claim(pid, now)
+            if self.slot is None:
+                self.yielding = False
+                return
+        fewest = board.fewest_elsewhere(self.slot, now)
+        self.yielding = fewest is not None and self.nr_conns > fewest
+        if self.yielding and self._accepting:
+            super().set_accept_enabled(False)
+
+    def wait_for_and_dispatch_events(self, timeout: float) -> None:
+        """gthread's poll, but a yielding worker looks again within ``YIELD_RECHECK_SECONDS``:
+        its siblings' counts change without waking it, and two workers may both yield for a
+        moment on counts one turn old; neither may then stay deaf for a whole second."""
+        super().wait_for_and_dispatch_events(min(timeout, YIELD_RECHECK_SECONDS) if self.yielding else timeout)
+
+    def set_accept_enabled(self, enabled: bool) -> None:
+        """gthread's switch, except that a yielding worker stays deaf (the loop asks again each turn)."""
+        super().set_accept_enabled(enabled and not self.yielding)
 
     # ------------------------------------------------------------------ accepting
     def accept(self, listener: socket.socket) -> None:

@@ -1,0 +1,176 @@
+"""B8: the latency our webhooks add to a real kube-apiserver, which is what an operator feels.
+
+The test rig's sandbox (``tests/rig/sandbox.py``: etcd, kube-apiserver 1.37 and ``dra-webhook
+serve`` registered through our chart, ``examples/cluster/`` loaded) gets a second, bare
+kube-apiserver on the same etcd under its own prefix, so it has no webhook configurations at
+all: same binary, flags, machine and run. Eight client processes, one keep-alive HTTPS
+connection each (the admin's client certificate, as kubectl would), send server-side dry-run
+creates (``?dryRun=All``) of the seed slice (``examples/seeds``, the devices of the
+compatibility-groups document) and of a ResourceClaim with a CEL selector (which also runs the
+feasibility check) in a closed loop, alternating between the two apiservers over several
+rounds so drift on the shared machine hits both alike. Reported: p50 and p99 with the webhooks
+vs without, target p99 <= 1.5x. Without the upstream binaries (``make upstream``) it is n/a.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import multiprocessing as mp
+import ssl
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import Row, fmt_time, percentile
+
+NAME = "B8"
+CLIENTS = 8
+TARGET = 1.5
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def objects() -> dict[str, tuple[str, dict[str, Any]]]:
+    """Case name -> (collection path, object) for the dry-run creates."""
+    import yaml
+
+    seed = ROOT / "examples" / "seeds" / "seed-000-resourceslice-compatibility-groups.yaml"
+    (slice_,) = [d for d in yaml.safe_load_all(seed.read_text(encoding="utf-8"))
+                 if d and d["kind"] == "ResourceSlice" and d["spec"].get("devices")]
+    claim = yaml.safe_load((ROOT / "examples" / "claims" / "gpu-memory-selector.yaml").read_text(encoding="utf-8"))
+    slice_["metadata"]["name"] = "b8-seed-slice"  # never an existing object: every create is new
+    claim["metadata"]["name"] = "b8-claim"
+    return {"seed-slice": ("/apis/resource.k8s.io/v1/resourceslices?dryRun=All", slice_),
+            "claim-cel": ("/apis/resource.k8s.io/v1/namespaces/default/resourceclaims?dryRun=All", claim)}
+
+
+def _client(args: tuple[int, str, str, str, str, bytes, int, float]) -> tuple[list[float], int, str]:
+    port, ca, cert, key, path, body, n, start_at = args
+    ctx = ssl.create_default_context(cafile=ca)
+    ctx.load_cert_chain(cert, key)
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    lat: list[float] = []
+    errors, last_error = 0, ""
+    conn: http.client.HTTPSConnection | None = None
+    while time.time() < start_at:  # all clients start together
+        time.sleep(0.001)
+    for _ in range(n):
+        t0 = time.perf_counter()
+        try:
+            if conn is None:
+                conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=30)
+            conn.request("POST", path, body, headers)
+            r = conn.getresponse()
+            text = r.read()
+            ok = r.status == 201
+            if not ok:
+                last_error = f"{r.status} {text[:200]!r}"
+        except (OSError, http.client.HTTPException) as e:
+            ok, last_error = False, f"{type(e).__name__}: {e}"
+            if conn is not None:
+                conn.close()
+            conn = None
+        if ok:
+            lat.append(time.perf_counter() - t0)
+        else:
+            errors += 1
+    if conn is not None:
+        conn.close()
+    return lat, errors, last_error
+
+
+def load(api: Any, path: str, body: bytes, per_client: int) -> tuple[list[float], int, float, str]:
+    """(latencies, errors, seconds, last error) of ``CLIENTS`` closed-loop clients."""
+    pki = api.pki
+    start_at = time.time() + 0.3
+    args = (api.port, str(pki.ca), str(pki.cert("admin")), str(pki.key("admin")), path, body, per_client, start_at)
+    with mp.get_context("fork").Pool(CLIENTS) as pool:
+        parts = pool.map(_client, [args] * CLIENTS)
+    seconds = time.time() - start_at
+    lat = [x for p in parts for x in p[0]]
+    return lat, sum(p[1] for p in parts), seconds, next((p[2] for p in parts if p[2]), "")
+
+
+def run(quick: bool) -> list[Row]:
+    try:
+        from tests.rig.cluster import BIN
+        from tests.rig.procs import ProcError
+        from tests.rig.sandbox import Sandbox
+    except ImportError as e:
+        return [Row.na(NAME, "apiserver", f"the test rig cannot be imported: {e}")]
+    missing = [b for b in ("etcd", "kube-apiserver", "kubectl") if not (BIN / b).exists()]
+    if missing:
+        return [Row.na(NAME, "apiserver", f"upstream binaries missing in {BIN} ({', '.join(missing)}): "
+                                          "run `make upstream`")]
+    rounds, per_client = (1, 5) if quick else (3, 40)
+    cases = objects()
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="dra-bench-b8-") as tmp:
+        try:
+            sb = Sandbox(Path(tmp))
+        except (RuntimeError, ProcError, OSError, ImportError, subprocess.SubprocessError) as e:
+            first = (str(e).splitlines() or [type(e).__name__])[0]
+            return [Row.na(NAME, "apiserver", f"sandbox did not start: {first[:140]}")]
+        try:
+            bare = sb.cluster.add_apiserver(sb.gates, name="bare")
+            apis = {"with": sb.api, "without": bare}
+            for case, (path, obj) in cases.items():
+                body = json.dumps(obj).encode()
+                lat: dict[str, list[float]] = {"with": [], "without": []}
+                errors = {"with": 0, "without": 0}
+                secs = {"with": 0.0, "without": 0.0}
+                reviews = {"with": [0.0, 0.0], "without": [0.0, 0.0]}
+                why = ""
+                for api in apis.values():  # warm: connections, CEL caches, the allocator model
+                    load(api, path, body, 2)
+                for _ in range(rounds):
+                    for key, api in apis.items():
+                        before = _reviews(sb)
+                        got, err, s, last = load(api, path, body, per_client)
+                        after = _reviews(sb)
+                        reviews[key][0] += after[0] - before[0]
+                        reviews[key][1] += after[1] - before[1]
+                        lat[key] += got
+                        errors[key] += err
+                        secs[key] += s
+                        why = why or last
+                rows.append(_row(case, lat, errors, secs, reviews, why))
+        finally:
+            sb.stop()
+    return rows
+
+
+def _reviews(sb: Any) -> tuple[float, float]:
+    """Admission reviews our webhook has answered so far and the seconds they took in the webhook
+    (its /metrics: the duration histogram's count and sum, both webhooks summed)."""
+    count = total = 0.0
+    for line in sb.webhook.get("/metrics").text.splitlines():
+        if line.startswith("dra_webhook_admission_request_duration_seconds_count{"):
+            count += float(line.rsplit(" ", 1)[1])
+        elif line.startswith("dra_webhook_admission_request_duration_seconds_sum{"):
+            total += float(line.rsplit(" ", 1)[1])
+    return count, total
+
+
+def _row(case: str, lat: dict[str, list[float]], errors: dict[str, int], secs: dict[str, float],
+         reviews: dict[str, list[float]], why: str) -> Row:
+    label = f"{case} dry-run create via kube-apiserver, {CLIENTS} clients: p99 with webhooks vs without"
+    if not lat["with"] or not lat["without"]:
+        return Row.na(NAME, label, f"no successful request (errors {errors}; last: {why})"[:200])
+    p99 = {k: percentile(v, 99) for k, v in lat.items()}
+    p50 = {k: percentile(v, 50) for k, v in lat.items()}
+    ratio = p99["with"] / p99["without"] if p99["without"] > 0 else None
+    tput = {k: len(v) / secs[k] if secs[k] else 0.0 for k, v in lat.items()}
+    ctx = (f"with: p50 {fmt_time(p50['with'])} p99 {fmt_time(p99['with'])} (n={len(lat['with'])}, "
+           f"errors {errors['with']}, {tput['with']:.0f} req/s); without: p50 {fmt_time(p50['without'])} "
+           f"p99 {fmt_time(p99['without'])} (n={len(lat['without'])}, errors {errors['without']}, "
+           f"{tput['without']:.0f} req/s); p50 ratio {p50['with'] / p50['without']:.2f}×; "
+           f"reviews our webhook answered: {reviews['with'][0]:.0f} with (mean "
+           f"{fmt_time(reviews['with'][1] / reviews['with'][0]) if reviews['with'][0] else '–'} each, "
+           f"timed in the webhook), {reviews['without'][0]:.0f} without")
+    if why and (errors["with"] or errors["without"]):
+        ctx += f"; last error: {why[:120]}"
+    return Row(NAME, label, fmt_time(p99["with"]), fmt_time(p99["without"]), ratio, f"p99 ≤ {TARGET:g}×",
+               None if ratio is None else ratio <= TARGET, ctx)
