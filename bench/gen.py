@@ -204,11 +204,12 @@ def claim_template(name: str, namespace: str = "default") -> dict[str, Any]:
 
 
 def podgroup(name: str = "gang", claims: int = 4, namespace: str = "default") -> dict[str, Any]:
-    """A gang of ``claims`` pods, each with a claim from its own template."""
+    """A gang of ``claims`` pods, each with a claim from its own template; ``disruptionMode`` as the
+    apiserver defaults it before any webhook sees the object."""
     return {
         "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
         "metadata": {"name": name, "namespace": namespace},
-        "spec": {"schedulingPolicy": {"gang": {"minCount": claims}},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": claims}}, "disruptionMode": {"single": {}},
                  "resourceClaims": [{"name": f"worker-{i}", "resourceClaimTemplateName": f"{name}-tpl-{i}"}
                                     for i in range(claims)]},
     }

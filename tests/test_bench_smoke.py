@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from bench import gen
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -44,3 +46,16 @@ def test_percentile_is_nearest_rank() -> None:
     assert percentile([float(i) for i in range(1, 101)], 99) == 99.0
     assert percentile([float(i) for i in range(1, 101)], 50) == 50.0
     assert percentile([3.0], 99) == 3.0
+
+
+@pytest.mark.parametrize("case", sorted(gen.b1_objects()))
+def test_b1_objects_are_admitted(case: str) -> None:
+    """B1 times the admission of valid objects: one the rules deny would time a denial instead
+    (the PodGroup did, once the apiserver's disruptionMode default became required)."""
+    from webhook.admission.envelope import parse_review
+    from webhook.admission.pipeline import evaluate
+    from webhook.config import Settings
+    from webhook.gates import FeatureGates
+    review = parse_review(gen.admission_review(gen.b1_objects()[case]))
+    out = evaluate(review, Settings(gates=FeatureGates.parse(gen.GATES)), None, endpoint="validate")
+    assert out.handled and out.errors == []
