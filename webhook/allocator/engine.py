@@ -13,6 +13,7 @@ from typing import Any
 
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, _leaf, claim_label, parse_claim
+from webhook.allocator.classes import class_of, transferable
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, _d, _l, _s
 from webhook.allocator.nodesel import parse_node_selector
@@ -22,6 +23,8 @@ from webhook.allocator.search import DeviceResult, Search
 from webhook.gates import Gate
 
 JOINT, PER_CLAIM = "joint", "per-pod"
+NODE_CLASSES = True
+"""Reuse one node's failure for the nodes of its class (``classes.py``); tests compare with it off."""
 OK, UNSATISFIABLE, INVALID_POOL, ERROR, CUT_SHORT = "ok", "unsatisfiable", "invalid-pool", "error", "cut-short"
 
 
@@ -97,8 +100,11 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
         out.summary = Reason(Code.NO_NODES)
         out.reasons.append(out.summary)
         return out
+    # Nodes of one class (``classes.py``) fail alike: the first one's failure stands for the rest.
+    memo: dict[int, tuple[list[Reason], int]] | None = (
+        {} if NODE_CLASSES and node is None and held is model.allocated and transferable(model, claims) else None)
     for name in names:
-        if _try_node(out, model, name, claims, fixed, held, mode, max_steps, deadline, clock):
+        if _try_node(out, model, name, claims, fixed, held, mode, max_steps, deadline, clock, memo):
             return out
     _conclude(out)
     return out
@@ -124,15 +130,24 @@ def _key(raw: dict[str, Any]) -> tuple[str, str]:
 
 def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed: list[dict[str, Any]],
               held: AllocatedState, mode: str, max_steps: int, deadline: float | None,
-              clock: Callable[[], float]) -> bool:
+              clock: Callable[[], float], memo: dict[int, tuple[list[Reason], int]] | None = None) -> bool:
     """Search one node; True when that ends the call (feasible there, out of budget, or a fatal
-    error: the scheduler aborts the whole attempt on one)."""
+    error: the scheduler aborts the whole attempt on one). With ``memo``, a node whose class
+    already failed in this call fails the same way, with the same steps, unsearched (unless
+    those steps pass the budget: then it is searched, to stop where the search stops)."""
     n = model.node(name)
     out.nodes_tried += 1
     bad = next((claim_label(r) for r in fixed if not _allocated_claim_fits(r, n)), None)
     if bad is not None:
         out.reasons.append(Reason(Code.CLAIM_NOT_ON_NODE, node=name, claim=bad))
         return False
+    cls = class_of(model, name) if memo is not None else None
+    if cls is not None and memo is not None:
+        seen = memo.get(cls)
+        if seen is not None and out.steps + seen[1] <= max_steps:
+            out.steps += seen[1]
+            out.reasons.extend(r._replace(node=name) for r in seen[0])
+            return False
     try:
         with _cel_deadline(deadline):  # CEL evaluations stop at the deadline too
             ok, results, why, steps = _on_node(model, n, claims, mode, max_steps - out.steps, deadline, clock,
@@ -152,6 +167,8 @@ def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed:
         out.feasible, out.node, out.results, out.kind = True, name, results, OK
         out.summary = None
         return True
+    if cls is not None and memo is not None and all(not r.pool and not r.detail for r in why):
+        memo[cls] = (why, steps)
     out.reasons.extend(r._replace(node=name) for r in why)
     return False
 

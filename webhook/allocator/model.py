@@ -94,7 +94,7 @@ class Device:
 
     __slots__ = ("uid", "name", "slice", "attrs", "caps", "capnames", "consumes", "allow_multi",
                  "binding", "taints", "node_name", "all_nodes", "node_selector", "skip_node_ops",
-                 "has_groups", "_view", "raw_capacity", "dkey")
+                 "has_groups", "_view", "raw_capacity", "dkey", "shape")
 
     def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
         self.uid = uid
@@ -154,6 +154,8 @@ class Device:
         self.node_selector = parse_node_selector(raw.get("nodeSelector"))
         self.skip_node_ops = sl.skip_node_ops
         self._view: Any = None
+        self.shape: tuple[Any, ...] | None = None
+        """What the search sees of it apart from attributes and node (``classes.py``), on first use."""
 
     @property
     def driver(self) -> str:
@@ -404,6 +406,8 @@ class Model:
                 self.allocated.add_results(results, gates)
         self.pools_cache: dict[str, Any] = {}
         """Gathered pools per node name (``pools.pools_for``)."""
+        self.class_data: dict[str, Any] = {}
+        """Node equivalence classes (``classes.py``), built on first use."""
         self.sel_cache: dict[Any, dict[int, Any]] = _SEL
         self.lock = threading.Lock()
 

@@ -1,0 +1,152 @@
+"""Equivalence classes of identical nodes: a node pool's "does not fit" is found once per class.
+
+Pure. Two nodes are in one class when the search cannot tell them apart: their gathered pools,
+in search order, hold the same devices (names, drivers, capacity, counters, groups, taints,
+binding conditions, per-device node selection *as it resolves for that node*) in the same
+allocated state, they declare the same optional node operations, and their attributes are the
+same except for *identifying* attributes (``identifying``): attributes whose values never repeat
+on another node, such as GPU UUIDs. Those are compared by their pattern of equality within the
+node (first-occurrence numbering), which is all that constraints and pruning look at. Node,
+slice and pool names are not part of a class: no failure reason of a complete, valid pool
+names them (nodes with an incomplete or invalid pool get no class and are always searched).
+
+A request may use classes only when no CEL expression it evaluates (class and request
+selectors, derived attributes) can read an identifying attribute (``transferable``): otherwise
+nodes of one class could answer a selector differently. The class key of a node is built once
+per model (per snapshot and gate set); ``engine.allocate`` keeps, per call, the failure of the
+first node of each class and reuses it, renamed, for the others, with the same step count.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from webhook.allocator.claims import Claim
+from webhook.allocator.model import Device, Model, NodeInfo
+from webhook.allocator.pools import pools_for
+
+_SCALAR_KINDS = ("string", "int")
+"""Attribute kinds that may be identifying: their CEL conversion never fails."""
+
+_ATTR_USE = re.compile(r"""attributes\s*\[\s*(?:"[^"\\]*"|'[^'\\]*')\s*\]\s*"""
+                       r"""(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*\])""")
+_DEVICE_USE = re.compile(r"\bdevice\b(?!\s*\.\s*(?:attributes|capacity|driver|allowMultipleAllocations)\b)")
+
+
+def _scalar(raw: Any) -> tuple[str, Any] | None:
+    """(kind, value) of a single-valued string or int attribute, else None."""
+    if not isinstance(raw, dict) or len(raw) != 1:
+        return None
+    kind, v = next(iter(raw.items()))
+    if kind == "string" and isinstance(v, str):
+        return kind, v
+    if kind == "int" and isinstance(v, int) and not isinstance(v, bool):
+        return kind, v
+    return None
+
+
+def _qualified(dev: Device, key: str) -> str:
+    return key if "/" in key else f"{dev.slice.driver}/{key}"
+
+
+def identifying(model: Model) -> frozenset[str]:
+    """Qualified attribute names whose values each occur on one node only (cached per model)."""
+    got: frozenset[str] | None = model.class_data.get("identifying")
+    if got is not None:
+        return got
+    owner: dict[tuple[str, Any], str] = {}
+    shared: set[str] = set()
+    for sl in model.slices:
+        for d in sl.devices:
+            node = sl.node_name or d.node_name
+            for key, raw in d.attrs.items():
+                if not isinstance(key, str):
+                    continue
+                q = _qualified(d, key)
+                val = _scalar(raw)
+                if val is None or not node:
+                    shared.add(q)
+                    continue
+                seen = owner.setdefault((q, val), node)
+                if seen != node:
+                    shared.add(q)
+    got = frozenset(q for q, _ in owner if q not in shared)
+    model.class_data["identifying"] = got
+    return got
+
+
+def _shape(dev: Device) -> tuple[Any, ...]:
+    """What the search sees of a device, apart from attributes, allocation and node (cached)."""
+    got: tuple[Any, ...] | None = dev.shape
+    if got is None:
+        got = (dev.name, dev.slice.driver, dev.caps, tuple(dev.raw_capacity), dev.consumes, dev.allow_multi,
+               dev.binding, dev.taints, dev.skip_node_ops, dev.slice.per_device)
+        dev.shape = got
+    return got
+
+
+def _device_key(model: Model, dev: Device, node: NodeInfo, ident: frozenset[str],
+                numbers: dict[tuple[str, str, Any], int]) -> tuple[Any, ...]:
+    attrs: list[Any] = []
+    for key, raw in dev.attrs.items():
+        q = _qualified(dev, key) if isinstance(key, str) else ""
+        val = _scalar(raw) if q in ident else None
+        if val is not None:
+            attrs.append((key, val[0], numbers.setdefault((q, *val), len(numbers))))
+        else:
+            attrs.append((key, repr(raw)))
+    k = dev.dkey
+    alloc = model.allocated
+    agg = alloc.aggregated.get(k)
+    return (_shape(dev), tuple(attrs), bool(dev.slice.per_device) and dev.matches_node(node),
+            k in alloc.dedicated, k in alloc.shared, tuple(sorted(agg.items())) if agg else ())
+
+
+def _node_key(model: Model, node: NodeInfo) -> tuple[Any, ...] | None:
+    pools = pools_for(model, node)
+    if any(p.incomplete or p.invalid for p in pools):
+        return None
+    ident = identifying(model)
+    numbers: dict[tuple[str, str, Any], int] = {}
+    out: list[Any] = ["DRAOptionalNodeOperations" in node.features]
+    for p in pools:
+        out.append((p.driver, p.has_binding, tuple((cs, tuple(v.items())) for cs, v in p.counter_sets.items()),
+                    tuple(_device_key(model, d, node, ident, numbers) for d in p.candidates),
+                    tuple(_device_key(model, d, node, ident, numbers) for sl in p.not_targeting
+                          for d in sl.devices)))
+    return tuple(out)
+
+
+def class_of(model: Model, name: str) -> int | None:
+    """The class number of node ``name`` in ``model`` (None: no class, always searched)."""
+    classes: dict[str, int | None] = model.class_data.setdefault("of", {})
+    if name in classes:
+        return classes[name]
+    numbers: dict[tuple[Any, ...], int] = model.class_data.setdefault("numbers", {})
+    key = _node_key(model, model.node(name))
+    got = None if key is None else numbers.setdefault(key, len(numbers))
+    classes[name] = got
+    return got
+
+
+def _safe(expr: str, idents: frozenset[str]) -> bool:
+    """Whether CEL ``expr`` provably reads no attribute named in ``idents`` (by its id)."""
+    if _DEVICE_USE.search(expr):
+        return False  # ``device`` used otherwise than through its four fields
+    uses = list(_ATTR_USE.finditer(expr))
+    if len(uses) != expr.count("attributes"):
+        return False  # the attribute map used as a whole, or indexed by a computed key
+    return not any((m.group(1) or m.group(2) or m.group(3) or "") in idents for m in uses)
+
+
+def transferable(model: Model, claims: list[Claim]) -> bool:
+    """Whether one node's verdict holds for its whole class for these claims (see module doc)."""
+    ids = frozenset(q.rpartition("/")[2] for q in identifying(model))
+    for c in claims:
+        for r in c.requests:
+            for leaf in (r.leaf,) if r.leaf is not None else r.subrequests:
+                exprs = [s.expr for s in leaf.class_selectors + leaf.selectors] + list(leaf.derived.values())
+                if not all(_safe(e, ids) for e in exprs):
+                    return False
+    return True
