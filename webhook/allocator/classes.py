@@ -130,6 +130,21 @@ def class_of(model: Model, name: str) -> int | None:
     return got
 
 
+def class_runs(model: Model) -> list[tuple[int | None, list[str]]]:
+    """The nodes in name order, as runs of consecutive nodes of one class (cached per model)."""
+    got: list[tuple[int | None, list[str]]] | None = model.class_data.get("runs")
+    if got is None:
+        got = []
+        for name in model.nodes:
+            cls = class_of(model, name)
+            if got and cls is not None and got[-1][0] == cls:
+                got[-1][1].append(name)
+            else:
+                got.append((cls, [name]))
+        model.class_data["runs"] = got
+    return got
+
+
 def _safe(expr: str, idents: frozenset[str]) -> bool:
     """Whether CEL ``expr`` provably reads no attribute named in ``idents`` (by its id)."""
     if _DEVICE_USE.search(expr):

@@ -13,7 +13,7 @@ from typing import Any
 
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, _leaf, claim_label, parse_claim
-from webhook.allocator.classes import class_of, transferable
+from webhook.allocator.classes import class_of, class_runs, transferable
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, _d, _l, _s
 from webhook.allocator.nodesel import parse_node_selector
@@ -33,6 +33,8 @@ class Outcome:
 
     ``reasons`` are data (``reasons.Reason``), most useful first after ``ranked()``; ``summary``
     is the one-line verdict of an infeasible outcome. Both are worded by ``reasons.full``.
+    Nodes of one class (``classes.py``) share their reasons: they are held once, with the node
+    names, and renamed per node only when ``reasons`` or ``ranked()`` is read.
     """
 
     def __init__(self) -> None:
@@ -43,18 +45,60 @@ class Outcome:
         self.results: list[list[DeviceResult]] = []
         self.kind = UNSATISFIABLE
         self.summary: Reason | None = None
-        self.reasons: list[Reason] = []
+        self.entries: list[Reason | NodeReasons] = []
+        """The reasons in node order: single reasons, and the reasons of nodes that share them."""
         self.steps = 0
         self.nodes_tried = 0
+
+    @property
+    def reasons(self) -> list[Reason]:
+        """Every reason, in node order."""
+        out: list[Reason] = []
+        for e in self.entries:
+            if isinstance(e, NodeReasons):
+                out += [r._replace(node=n) for n in e.names for r in e.why]
+            else:
+                out.append(e)
+        return out
+
+    @reasons.setter
+    def reasons(self, value: list[Reason]) -> None:
+        self.entries = list(value)
+
+    def add_nodes(self, why: list[Reason], names: list[str]) -> None:
+        """The reasons ``why`` (node unset) of each node of ``names``, in that order."""
+        last = self.entries[-1] if self.entries else None
+        if isinstance(last, NodeReasons) and last.why is why:
+            last.names += names
+        else:
+            self.entries.append(NodeReasons(why, list(names)))
 
     @property
     def message(self) -> str:
         """The summary, worded ("" when feasible)."""
         return full(self.summary) if self.summary is not None else ""
 
-    def ranked(self) -> list[Reason]:
-        """The reasons, most useful first (stable within a rank)."""
-        return sorted(self.reasons, key=rank)
+    def ranked(self, limit: int | None = None) -> list[Reason]:
+        """The reasons, most useful first (stable within a rank); the first ``limit`` of them
+        without renaming every node's copies."""
+        if limit is None:
+            return sorted(self.reasons, key=rank)
+        levels = sorted({rank(r) for e in self.entries
+                         for r in (e.why if isinstance(e, NodeReasons) else (e,))})
+        top: list[Reason] = []
+        for level in levels:
+            for e in self.entries:
+                if isinstance(e, NodeReasons):
+                    some = [r for r in e.why if rank(r) == level]
+                    for n in e.names if some else ():
+                        top += [r._replace(node=n) for r in some]
+                        if len(top) >= limit:
+                            return top[:limit]
+                elif rank(e) == level:
+                    top.append(e)
+                    if len(top) >= limit:
+                        return top
+        return top
 
     def reason_texts(self) -> list[str]:
         return [full(r) for r in self.ranked()]
@@ -64,6 +108,16 @@ class Outcome:
             return []
         return [{"claim": label, "results": [r.as_dict() for r in res]}
                 for label, res in zip(self.labels, self.results, strict=True)]
+
+
+class NodeReasons:
+    """The reasons of one failed search (node unset), shared by the nodes ``names``."""
+
+    __slots__ = ("why", "names")
+
+    def __init__(self, why: list[Reason], names: list[str]) -> None:
+        self.why = why
+        self.names = names
 
 
 def _allocated_claim_fits(raw: dict[str, Any], node: NodeInfo) -> bool:
@@ -90,7 +144,7 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
         claims = [parse_claim(raw, model) for raw in pending]
     except AllocError as e:
         out.kind, out.summary = ERROR, e.reason
-        out.reasons.append(e.reason)
+        out.entries.append(e.reason)
         return out
     out.claims = claims
     out.labels = [c.label for c in claims]
@@ -98,16 +152,43 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
     names = [node] if node is not None else list(model.nodes)
     if not names:
         out.summary = Reason(Code.NO_NODES)
-        out.reasons.append(out.summary)
+        out.entries.append(out.summary)
         return out
     # Nodes of one class (``classes.py``) fail alike: the first one's failure stands for the rest.
     memo: dict[int, tuple[list[Reason], int]] | None = (
         {} if NODE_CLASSES and node is None and held is model.allocated and transferable(model, claims) else None)
-    for name in names:
-        if _try_node(out, model, name, claims, fixed, held, mode, max_steps, deadline, clock, memo):
+    if memo is not None and not fixed:
+        if _by_runs(out, model, claims, held, mode, max_steps, deadline, clock, memo):
             return out
+    else:
+        for name in names:
+            if _try_node(out, model, name, claims, fixed, held, mode, max_steps, deadline, clock, memo):
+                return out
     _conclude(out)
     return out
+
+
+def _by_runs(out: Outcome, model: Model, claims: list[Claim], held: AllocatedState, mode: str, max_steps: int,
+             deadline: float | None, clock: Callable[[], float], memo: dict[int, tuple[list[Reason], int]]) -> bool:
+    """Every node in name order, a run of consecutive nodes of one failed class at a time: as
+    ``_try_node`` would, node by node (True when the call ends)."""
+    for cls, names in class_runs(model):
+        i = 0
+        while i < len(names):
+            seen = memo.get(cls) if cls is not None else None
+            if seen is not None:
+                why, steps = seen
+                k = min(len(names) - i, (max_steps - out.steps) // steps)
+                if k > 0:
+                    out.nodes_tried += k
+                    out.steps += k * steps
+                    out.add_nodes(why, names[i:i + k])
+                    i += k
+                    continue
+            if _try_node(out, model, names[i], claims, [], held, mode, max_steps, deadline, clock, memo):
+                return True
+            i += 1
+    return False
 
 
 def _held(model: Model, fixed: list[dict[str, Any]]) -> AllocatedState:
@@ -139,14 +220,14 @@ def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed:
     out.nodes_tried += 1
     bad = next((claim_label(r) for r in fixed if not _allocated_claim_fits(r, n)), None)
     if bad is not None:
-        out.reasons.append(Reason(Code.CLAIM_NOT_ON_NODE, node=name, claim=bad))
+        out.entries.append(Reason(Code.CLAIM_NOT_ON_NODE, node=name, claim=bad))
         return False
     cls = class_of(model, name) if memo is not None else None
     if cls is not None and memo is not None:
         seen = memo.get(cls)
         if seen is not None and out.steps + seen[1] <= max_steps:
             out.steps += seen[1]
-            out.reasons.extend(r._replace(node=name) for r in seen[0])
+            out.add_nodes(seen[0], [name])
             return False
     try:
         with _cel_deadline(deadline):  # CEL evaluations stop at the deadline too
@@ -156,11 +237,11 @@ def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed:
         out.steps += e.steps
         out.kind = CUT_SHORT
         out.summary = Reason(Code.CUT_SHORT, number=out.steps, detail=e.why)
-        out.reasons.insert(0, out.summary)
+        out.entries.insert(0, out.summary)
         return True
     except AllocError as e:
         out.kind, out.summary = ERROR, e.reason._replace(node=name)
-        out.reasons.append(out.summary)
+        out.entries.append(out.summary)
         return True
     out.steps += steps
     if ok:
@@ -169,16 +250,18 @@ def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed:
         return True
     if cls is not None and memo is not None and all(not r.pool and not r.detail for r in why):
         memo[cls] = (why, steps)
-    out.reasons.extend(r._replace(node=name) for r in why)
+    out.add_nodes(why, [name])
     return False
 
 
 def _conclude(out: Outcome) -> None:
     """Kind and summary of an outcome no node could satisfy."""
-    errors = [r for r in out.reasons if r.code == Code.FATAL and r.node]
+    firsts = [r._replace(node=e.names[0]) if isinstance(e, NodeReasons) else r
+              for e in out.entries for r in (e.why if isinstance(e, NodeReasons) else (e,))]
+    errors = [r for r in firsts if r.code == Code.FATAL and r.node]
     if errors:
         out.kind, out.summary = ERROR, errors[0]
-    elif any(r.code == Code.POOL_INVALID for r in out.reasons):
+    elif any(r.code == Code.POOL_INVALID for r in firsts):
         out.kind, out.summary = INVALID_POOL, Reason(Code.POOL_INVALID)
     else:
         out.kind, out.summary = UNSATISFIABLE, Reason(Code.NO_ALLOCATION)
