@@ -60,46 +60,39 @@ def identifying(model: Model) -> frozenset[str]:
     for sl in model.slices:
         for d in sl.devices:
             node = sl.node_name or d.node_name
-            for key, raw in d.attrs.items():
-                if not isinstance(key, str):
-                    continue
-                q = _qualified(d, key)
-                val = _scalar(raw)
+            for _key, q, val, _r in _shape(d)[1]:
                 if val is None or not node:
                     shared.add(q)
-                    continue
-                seen = owner.setdefault((q, val), node)
-                if seen != node:
+                elif owner.setdefault((q, val), node) != node:
                     shared.add(q)
     got = frozenset(q for q, _ in owner if q not in shared)
     model.class_data["identifying"] = got
     return got
 
 
-def _shape(dev: Device) -> tuple[Any, ...]:
-    """What the search sees of a device, apart from attributes, allocation and node (cached)."""
-    got: tuple[Any, ...] | None = dev.shape
+def _shape(dev: Device) -> tuple[tuple[Any, ...], tuple[tuple[Any, str, Any, str], ...]]:
+    """What the search sees of a device apart from allocation and node: everything but the
+    attributes, and per attribute (key, qualified name, scalar value or None, exact form).
+    Devices are immutable and shared between models: computed once."""
+    got: Any = dev.shape
     if got is None:
-        got = (dev.name, dev.slice.driver, dev.caps, tuple(dev.raw_capacity), dev.consumes, dev.allow_multi,
-               dev.binding, dev.taints, dev.skip_node_ops, dev.slice.per_device)
-        dev.shape = got
-    return got
+        base = (dev.name, dev.slice.driver, dev.caps, tuple(dev.raw_capacity), dev.consumes, dev.allow_multi,
+                dev.binding, dev.taints, dev.skip_node_ops, dev.slice.per_device)
+        items = tuple((key, _qualified(dev, key) if isinstance(key, str) else "", _scalar(raw), repr(raw))
+                      for key, raw in dev.attrs.items())
+        got = dev.shape = (base, items)
+    return got  # type: ignore[no-any-return]
 
 
 def _device_key(model: Model, dev: Device, node: NodeInfo, ident: frozenset[str],
                 numbers: dict[tuple[str, str, Any], int]) -> tuple[Any, ...]:
-    attrs: list[Any] = []
-    for key, raw in dev.attrs.items():
-        q = _qualified(dev, key) if isinstance(key, str) else ""
-        val = _scalar(raw) if q in ident else None
-        if val is not None:
-            attrs.append((key, val[0], numbers.setdefault((q, *val), len(numbers))))
-        else:
-            attrs.append((key, repr(raw)))
+    base, items = _shape(dev)
+    attrs = tuple((key, val[0], numbers.setdefault((q, *val), len(numbers))) if val is not None and q in ident
+                  else (key, exact) for key, q, val, exact in items)
     k = dev.dkey
     alloc = model.allocated
     agg = alloc.aggregated.get(k)
-    return (_shape(dev), tuple(attrs), bool(dev.slice.per_device) and dev.matches_node(node),
+    return (base, attrs, bool(dev.slice.per_device) and dev.matches_node(node),
             k in alloc.dedicated, k in alloc.shared, tuple(sorted(agg.items())) if agg else ())
 
 
@@ -130,18 +123,26 @@ def class_of(model: Model, name: str) -> int | None:
     return got
 
 
-def class_runs(model: Model) -> list[tuple[int | None, list[str]]]:
-    """The nodes in name order, as runs of consecutive nodes of one class (cached per model)."""
-    got: list[tuple[int | None, list[str]]] | None = model.class_data.get("runs")
+def node_names(model: Model) -> list[str]:
+    """The nodes in name order (cached per model)."""
+    got: list[str] | None = model.class_data.get("names")
     if got is None:
-        got = []
-        for name in model.nodes:
-            cls = class_of(model, name)
-            if got and cls is not None and got[-1][0] == cls:
-                got[-1][1].append(name)
-            else:
-                got.append((cls, [name]))
-        model.class_data["runs"] = got
+        got = model.class_data["names"] = list(model.nodes)
+    return got
+
+
+def run_end(model: Model, i: int) -> int:
+    """Where the run of consecutive nodes of one class that starts at ``node_names(model)[i]``
+    ends (exclusive); classes are computed only as far as the run goes (cached per model)."""
+    ends: dict[int, int] = model.class_data.setdefault("ends", {})
+    got = ends.get(i)
+    if got is None:
+        names = node_names(model)
+        cls = class_of(model, names[i])
+        got = i + 1
+        while cls is not None and got < len(names) and class_of(model, names[got]) == cls:
+            got += 1
+        ends[i] = got
     return got
 
 

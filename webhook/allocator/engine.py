@@ -13,7 +13,7 @@ from typing import Any
 
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, _leaf, claim_label, parse_claim
-from webhook.allocator.classes import class_of, class_runs, transferable
+from webhook.allocator.classes import class_of, node_names, run_end, transferable
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, _d, _l, _s
 from webhook.allocator.nodesel import parse_node_selector
@@ -170,24 +170,26 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
 
 def _by_runs(out: Outcome, model: Model, claims: list[Claim], held: AllocatedState, mode: str, max_steps: int,
              deadline: float | None, clock: Callable[[], float], memo: dict[int, tuple[list[Reason], int]]) -> bool:
-    """Every node in name order, a run of consecutive nodes of one failed class at a time: as
-    ``_try_node`` would, node by node (True when the call ends)."""
-    for cls, names in class_runs(model):
-        i = 0
-        while i < len(names):
-            seen = memo.get(cls) if cls is not None else None
-            if seen is not None:
-                why, steps = seen
-                k = min(len(names) - i, (max_steps - out.steps) // steps)
-                if k > 0:
-                    out.nodes_tried += k
-                    out.steps += k * steps
-                    out.add_nodes(why, names[i:i + k])
-                    i += k
-                    continue
-            if _try_node(out, model, names[i], claims, [], held, mode, max_steps, deadline, clock, memo):
-                return True
-            i += 1
+    """Every node in name order, as ``_try_node`` would take them one by one, but the rest of a
+    run of consecutive nodes of a failed class at once (True when the call ends)."""
+    names = node_names(model)
+    i = 0
+    while i < len(names):
+        cls = class_of(model, names[i])
+        seen = memo.get(cls) if cls is not None else None
+        if seen is not None:
+            why, steps = seen
+            end = run_end(model, i)
+            k = end - i if steps <= 0 else min(end - i, (max_steps - out.steps) // steps)
+            if k > 0:
+                out.nodes_tried += k
+                out.steps += k * steps
+                out.add_nodes(why, names[i:i + k])
+                i += k
+                continue
+        if _try_node(out, model, names[i], claims, [], held, mode, max_steps, deadline, clock, memo):
+            return True
+        i += 1
     return False
 
 

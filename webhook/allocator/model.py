@@ -154,7 +154,7 @@ class Device:
         self.node_selector = parse_node_selector(raw.get("nodeSelector"))
         self.skip_node_ops = sl.skip_node_ops
         self._view: Any = None
-        self.shape: tuple[Any, ...] | None = None
+        self.shape: Any = None
         """What the search sees of it apart from attributes and node (``classes.py``), on first use."""
 
     @property
