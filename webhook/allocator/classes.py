@@ -14,7 +14,9 @@ A request may use classes only when no CEL expression it evaluates (class and re
 selectors, derived attributes) can read an identifying attribute (``transferable``): otherwise
 nodes of one class could answer a selector differently. The class key of a node is built once
 per model (per snapshot and gate set); ``engine.allocate`` keeps, per call, the failure of the
-first node of each class and reuses it, renamed, for the others, with the same step count.
+first node of each class (``Failures``) and reuses it, renamed, for the others, with the same
+step count. Nothing here runs before a node failed: a claim that fits on the first node tried
+pays nothing for classes.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 from webhook.allocator.claims import Claim
 from webhook.allocator.model import Device, Model, NodeInfo
 from webhook.allocator.pools import pools_for
+from webhook.allocator.reasons import Reason
 
 _SCALAR_KINDS = ("string", "int")
 """Attribute kinds that may be identifying: their CEL conversion never fails."""
@@ -166,3 +169,33 @@ def transferable(model: Model, claims: list[Claim]) -> bool:
                 if not all(_safe(e, ids) for e in exprs):
                     return False
     return True
+
+
+class Failures:
+    """The failed searches of one ``allocate`` call, per node class (see the module doc)."""
+
+    __slots__ = ("model", "claims", "by_class", "usable")
+
+    def __init__(self, model: Model, claims: list[Claim]) -> None:
+        self.model = model
+        self.claims = claims
+        self.by_class: dict[int, tuple[list[Reason], int]] = {}
+        self.usable: bool | None = None
+        """``transferable``, decided at the first failure."""
+
+    def lookup(self, name: str) -> tuple[list[Reason], int] | None:
+        """(reasons, steps) of the failed search of node ``name``'s class in this call, if any."""
+        if not self.by_class:
+            return None
+        cls = class_of(self.model, name)
+        return None if cls is None else self.by_class.get(cls)
+
+    def record(self, name: str, why: list[Reason], steps: int) -> None:
+        """Node ``name`` failed with ``why`` after ``steps`` steps."""
+        if self.usable is None:
+            self.usable = transferable(self.model, self.claims)
+        if not self.usable or any(r.pool or r.detail for r in why):
+            return
+        cls = class_of(self.model, name)
+        if cls is not None:
+            self.by_class[cls] = (why, steps)

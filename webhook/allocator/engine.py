@@ -13,7 +13,7 @@ from typing import Any
 
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, _leaf, claim_label, parse_claim
-from webhook.allocator.classes import class_of, node_names, run_end, transferable
+from webhook.allocator.classes import Failures, node_names, run_end
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, _d, _l, _s
 from webhook.allocator.nodesel import parse_node_selector
@@ -155,28 +155,26 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
         out.entries.append(out.summary)
         return out
     # Nodes of one class (``classes.py``) fail alike: the first one's failure stands for the rest.
-    memo: dict[int, tuple[list[Reason], int]] | None = (
-        {} if NODE_CLASSES and node is None and held is model.allocated and transferable(model, claims) else None)
-    if memo is not None and not fixed:
-        if _by_runs(out, model, claims, held, mode, max_steps, deadline, clock, memo):
+    failures = Failures(model, claims) if NODE_CLASSES and node is None and held is model.allocated else None
+    if failures is not None and not fixed:
+        if _by_runs(out, model, claims, held, mode, max_steps, deadline, clock, failures):
             return out
     else:
         for name in names:
-            if _try_node(out, model, name, claims, fixed, held, mode, max_steps, deadline, clock, memo):
+            if _try_node(out, model, name, claims, fixed, held, mode, max_steps, deadline, clock, failures):
                 return out
     _conclude(out)
     return out
 
 
 def _by_runs(out: Outcome, model: Model, claims: list[Claim], held: AllocatedState, mode: str, max_steps: int,
-             deadline: float | None, clock: Callable[[], float], memo: dict[int, tuple[list[Reason], int]]) -> bool:
+             deadline: float | None, clock: Callable[[], float], failures: Failures) -> bool:
     """Every node in name order, as ``_try_node`` would take them one by one, but the rest of a
     run of consecutive nodes of a failed class at once (True when the call ends)."""
     names = node_names(model)
     i = 0
     while i < len(names):
-        cls = class_of(model, names[i])
-        seen = memo.get(cls) if cls is not None else None
+        seen = failures.lookup(names[i])
         if seen is not None:
             why, steps = seen
             end = run_end(model, i)
@@ -187,7 +185,7 @@ def _by_runs(out: Outcome, model: Model, claims: list[Claim], held: AllocatedSta
                 out.add_nodes(why, names[i:i + k])
                 i += k
                 continue
-        if _try_node(out, model, names[i], claims, [], held, mode, max_steps, deadline, clock, memo):
+        if _try_node(out, model, names[i], claims, [], held, mode, max_steps, deadline, clock, failures):
             return True
         i += 1
     return False
@@ -213,9 +211,9 @@ def _key(raw: dict[str, Any]) -> tuple[str, str]:
 
 def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed: list[dict[str, Any]],
               held: AllocatedState, mode: str, max_steps: int, deadline: float | None,
-              clock: Callable[[], float], memo: dict[int, tuple[list[Reason], int]] | None = None) -> bool:
+              clock: Callable[[], float], failures: Failures | None = None) -> bool:
     """Search one node; True when that ends the call (feasible there, out of budget, or a fatal
-    error: the scheduler aborts the whole attempt on one). With ``memo``, a node whose class
+    error: the scheduler aborts the whole attempt on one). With ``failures``, a node whose class
     already failed in this call fails the same way, with the same steps, unsearched (unless
     those steps pass the budget: then it is searched, to stop where the search stops)."""
     n = model.node(name)
@@ -224,13 +222,11 @@ def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed:
     if bad is not None:
         out.entries.append(Reason(Code.CLAIM_NOT_ON_NODE, node=name, claim=bad))
         return False
-    cls = class_of(model, name) if memo is not None else None
-    if cls is not None and memo is not None:
-        seen = memo.get(cls)
-        if seen is not None and out.steps + seen[1] <= max_steps:
-            out.steps += seen[1]
-            out.add_nodes(seen[0], [name])
-            return False
+    seen = failures.lookup(name) if failures is not None else None
+    if seen is not None and out.steps + seen[1] <= max_steps:
+        out.steps += seen[1]
+        out.add_nodes(seen[0], [name])
+        return False
     try:
         with _cel_deadline(deadline):  # CEL evaluations stop at the deadline too
             ok, results, why, steps = _on_node(model, n, claims, mode, max_steps - out.steps, deadline, clock,
@@ -250,8 +246,8 @@ def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed:
         out.feasible, out.node, out.results, out.kind = True, name, results, OK
         out.summary = None
         return True
-    if cls is not None and memo is not None and all(not r.pool and not r.detail for r in why):
-        memo[cls] = (why, steps)
+    if failures is not None:
+        failures.record(name, why, steps)
     out.add_nodes(why, [name])
     return False
 
