@@ -172,3 +172,12 @@ def test_each_class_is_searched_once(monkeypatch: pytest.MonkeyPatch, case: str,
     out = allocate(list(CLAIMS[case]), model_for(snap, GATES), max_steps=200_000)
     assert not out.feasible and out.nodes_tried == 8
     assert len(calls) == searched  # classes {0, 1, 6, 7}, {2}, {3}, {4, 5}
+
+
+def test_attribute_types_split_a_class() -> None:
+    """``{"int": 1}`` and ``{"int": true}`` are equal in Python, not to CEL (the second is unsupported)."""
+    objs = [node("n-1"), node("n-2"), device_class(),
+            rslice("a", [dev("d", attributes={"x": {"int": 1}})], node_name="n-1", pool="p1"),
+            rslice("b", [dev("d", attributes={"x": {"int": True}})], node_name="n-2", pool="p2")]
+    model = model_for(_snapshot(objs), FeatureGates.parse(""))
+    assert class_of(model, "n-1") != class_of(model, "n-2")

@@ -37,20 +37,21 @@ _ATTR_USE = re.compile(r"""attributes\s*\[\s*(?:"[^"\\]*"|'[^'\\]*')\s*\]\s*"""
 _DEVICE_USE = re.compile(r"\bdevice\b(?!\s*\.\s*(?:attributes|capacity|driver|allowMultipleAllocations)\b)")
 
 
-def _scalar(raw: Any) -> tuple[str, Any] | None:
-    """(kind, value) of a single-valued string or int attribute, else None."""
-    if not isinstance(raw, dict) or len(raw) != 1:
-        return None
-    kind, v = next(iter(raw.items()))
-    if kind == "string" and isinstance(v, str):
-        return kind, v
-    if kind == "int" and isinstance(v, int) and not isinstance(v, bool):
-        return kind, v
-    return None
+_ABSTRACTABLE = {("string", str), ("int", int)}
+"""(kind, exact Python type) of attribute values that may be identifying: their CEL conversion
+never fails (``bool`` is not ``int`` here: the type is compared exactly)."""
 
 
-def _qualified(dev: Device, key: str) -> str:
-    return key if "/" in key else f"{dev.slice.driver}/{key}"
+def _attribute(key: Any, raw: Any, driver: str) -> tuple[Any, str, tuple[str, Any] | None, Any]:
+    """(key, qualified name, (kind, value) if it may be identifying, exact hashable form)."""
+    q = (key if "/" in key else f"{driver}/{key}") if isinstance(key, str) else ""
+    if type(raw) is dict and len(raw) == 1:
+        ((kind, v),) = raw.items()
+        if (kind, type(v)) in _ABSTRACTABLE:
+            return key, q, (kind, v), (kind, v)
+        if type(v) in (str, int, bool, float):  # the type too: True == 1 == 1.0 in Python, not in CEL
+            return key, q, None, (kind, type(v), v)
+    return key, q, None, repr(raw)
 
 
 def identifying(model: Model) -> frozenset[str]:
@@ -63,10 +64,8 @@ def identifying(model: Model) -> frozenset[str]:
     for sl in model.slices:
         for d in sl.devices:
             node = sl.node_name or d.node_name
-            for _key, q, val, _r in _shape(d)[1]:
-                if val is None or not node:
-                    shared.add(q)
-                elif owner.setdefault((q, val), node) != node:
+            for _key, q, val, _exact in _shape(d)[1]:
+                if val is None or not node or owner.setdefault((q, val), node) != node:
                     shared.add(q)
     got = frozenset(q for q, _ in owner if q not in shared)
     model.class_data["identifying"] = got
@@ -81,8 +80,8 @@ def _shape(dev: Device) -> tuple[tuple[Any, ...], tuple[tuple[Any, str, Any, str
     if got is None:
         base = (dev.name, dev.slice.driver, dev.caps, tuple(dev.raw_capacity), dev.consumes, dev.allow_multi,
                 dev.binding, dev.taints, dev.skip_node_ops, dev.slice.per_device)
-        items = tuple((key, _qualified(dev, key) if isinstance(key, str) else "", _scalar(raw), repr(raw))
-                      for key, raw in dev.attrs.items())
+        driver = dev.slice.driver
+        items = tuple([_attribute(key, raw, driver) for key, raw in dev.attrs.items()])
         got = dev.shape = (base, items)
     return got  # type: ignore[no-any-return]
 
