@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from webhook.allocator.claims import Claim
-from webhook.allocator.model import Device, Model, NodeInfo
+from webhook.allocator.model import Device, Model, NodeInfo, Slice
 from webhook.allocator.pools import pools_for
 from webhook.allocator.reasons import Reason
 
@@ -55,21 +55,41 @@ def _attribute(key: Any, raw: Any, driver: str) -> tuple[Any, str, tuple[str, An
 
 
 def identifying(model: Model) -> frozenset[str]:
-    """Qualified attribute names whose values each occur on one node only (cached per model)."""
+    """Qualified attribute names whose values each occur on one node only (cached per model;
+    the per-slice part is cached on the slice, which later models share)."""
     got: frozenset[str] | None = model.class_data.get("identifying")
     if got is not None:
         return got
     owner: dict[tuple[str, Any], str] = {}
     shared: set[str] = set()
     for sl in model.slices:
-        for d in sl.devices:
-            node = sl.node_name or d.node_name
-            for _key, q, val, _exact in _shape(d)[1]:
-                if val is None or not node or owner.setdefault((q, val), node) != node:
+        not_identifying, owned = _attribute_values(sl)
+        shared |= not_identifying
+        for node, values in owned:
+            for q, v in values:
+                if owner.setdefault((q, v), node) != node:
                     shared.add(q)
     got = frozenset(q for q, _ in owner if q not in shared)
     model.class_data["identifying"] = got
     return got
+
+
+def _attribute_values(sl: Slice) -> tuple[frozenset[str], tuple[tuple[str, frozenset[tuple[str, Any]]], ...]]:
+    """(attributes of the slice that cannot be identifying, per node: the (name, value) pairs
+    that could be), computed once per slice."""
+    got: Any = sl.attr_values
+    if got is None:
+        shared: set[str] = set()
+        owned: dict[str, set[tuple[str, Any]]] = {}
+        for d in sl.devices:
+            node = sl.node_name or d.node_name
+            for _key, q, val, _exact in _shape(d)[1]:
+                if val is None or not node:
+                    shared.add(q)
+                else:
+                    owned.setdefault(node, set()).add((q, val))
+        got = sl.attr_values = (frozenset(shared), tuple((n, frozenset(v)) for n, v in owned.items()))
+    return got  # type: ignore[no-any-return]
 
 
 def _shape(dev: Device) -> tuple[tuple[Any, ...], tuple[tuple[Any, str, Any, str], ...]]:

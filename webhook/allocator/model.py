@@ -211,7 +211,7 @@ class Device:
 class Slice:
     __slots__ = ("name", "driver", "pool", "generation", "count", "node_name", "all_nodes",
                  "node_selector", "per_device", "counter_sets", "counter_set_names", "devices",
-                 "has_groups", "has_binding", "has_counters", "mode_known", "skip_node_ops")
+                 "has_groups", "has_binding", "has_counters", "mode_known", "skip_node_ops", "attr_values")
 
     def __init__(self, raw: dict[str, Any], first_uid: int, interner: dict[Any, Any]) -> None:
         meta = _d(raw.get("metadata"))
@@ -249,6 +249,8 @@ class Slice:
         self.devices: tuple[Device, ...] = tuple(devs)
         self.has_groups = any(d.has_groups for d in devs)
         self.has_binding = any(d.binding for d in devs)
+        self.attr_values: Any = None
+        """Its attributes' values per node, for the node classes (``classes.py``), on first use."""
 
     def pool_key(self) -> tuple[str, str]:
         return (self.driver, self.pool)
