@@ -140,7 +140,11 @@ def class_of(model: Model, name: str) -> int | None:
         return classes[name]
     numbers: dict[tuple[Any, ...], int] = model.class_data.setdefault("numbers", {})
     key = _node_key(model, model.node(name))
-    got = None if key is None else numbers.setdefault(key, len(numbers))
+    if key is None:
+        got = None
+    else:
+        with model.lock:  # serving threads share the model: one number per key, never two keys per number
+            got = numbers.setdefault(key, len(numbers))
     classes[name] = got
     return got
 
