@@ -168,16 +168,6 @@ class Search:
         if self.deadline is not None and not self.steps & 31 and self.clock() > self.deadline:
             raise BudgetExceeded(self.steps, "deadline")
 
-    def ticks(self, n: int) -> None:
-        """Count ``n`` steps at once, stopping where ``n`` calls of ``tick`` would."""
-        if self.steps + n > self.max_steps:
-            self.steps = self.max_steps + 1
-            raise BudgetExceeded(self.max_steps, "step budget")
-        crosses = (self.steps + n) // 32 != self.steps // 32
-        self.steps += n
-        if self.deadline is not None and crosses and self.clock() > self.deadline:
-            raise BudgetExceeded(self.steps, "deadline")
-
     def _reason(self, ci: int, leaf: Leaf, code: Code, **fields: Any) -> Reason:
         return Reason(code, claim=self.claims[ci].label, request=leaf.name,
                       device_class=leaf.cls.name if leaf.cls is not None else "", **fields)
