@@ -7,6 +7,8 @@ the search explore combinations (9 partitions of one GPU that has 7: the step bu
 deadline must bound it). "warm" reuses the allocator model of the snapshot (the steady state of a
 serving process); "cold" includes building it for a new snapshot (the first request after a
 state change). Floor: one Python pass that touches every device of the snapshot once.
+Last, the two infeasible claims on one node pool of 2,000 identical nodes against 10 (the
+floor is the smaller cluster: how much more the same claim costs when the pool grows).
 """
 
 from __future__ import annotations
@@ -87,6 +89,37 @@ def run(quick: bool) -> list[Row]:
                         "model build + check"))
     for case, pts in medians.items():
         rows.append(_growth(case, pts))
+    rows += _pool_scaling(quick, {c: cases[c] for c in ("infeasible-no-match", "infeasible-search")}, cap,
+                          iterations, seconds)
+    return rows
+
+
+POOL_SIZES = (10, 2000)
+POOL_TARGET = 2.0
+
+
+def _pool_scaling(quick: bool, cases: dict[str, dict[str, Any]], cap: float, iterations: int,
+                  seconds: float) -> list[Row]:
+    """Issue 18 target 2: an infeasible claim on one node pool of identical machines costs at most
+    ``POOL_TARGET``× as much at 2,000 nodes as at 10 (same run). The larger cluster's model and
+    node classes are built first (``warm``, as the server does after a state change)."""
+    from webhook.allocator import feasibility_warnings, warm
+    from webhook.gates import FeatureGates
+    from webhook.state.base import ClusterSnapshot
+    gates = FeatureGates.parse(gen.GATES)
+    small, large = (10, 100) if quick else POOL_SIZES
+    snaps = {n: ClusterSnapshot.from_objects(gen.cluster(n), source=f"bench-pool-{n}") for n in (small, large)}
+    for snap in snaps.values():
+        warm(snap, gates)
+    rows = []
+    for case, obj in cases.items():
+        t: dict[int, Any] = {}
+        for n, snap in snaps.items():
+            def call(o: dict[str, Any] = obj, s: Any = snap) -> list[str]:
+                return feasibility_warnings(o, s, gates, deadline=time.monotonic() + cap, max_steps=MAX_STEPS)
+            t[n] = measure(call, iterations=iterations, max_seconds=seconds)
+        rows.append(Row.timed(NAME, f"{case}: {large} vs {small} nodes in one pool (warm)", t[large], t[small],
+                              max_ratio=POOL_TARGET, extra="floor: the same claim at the smaller size"))
     return rows
 
 

@@ -19,13 +19,12 @@ globally with the ``capacityDefaulting`` setting. Pure: no I/O.
 from __future__ import annotations
 
 import copy
-from fractions import Fraction
 from typing import Any
 
 from webhook.allocator import consumed_capacity, eligible_devices, model_for
 from webhook.allocator.capacity import CapacityError
 from webhook.allocator.engine import OUT_OF_TIME
-from webhook.allocator.model import CapSpec, Device, Model
+from webhook.allocator.model import CapSpec, Device, Model, Num
 from webhook.allocator.reasons import Reason, text
 from webhook.fielderrors import FieldPath
 from webhook.gates import FeatureGates, Gate
@@ -157,7 +156,7 @@ def _fill_omitted(devices: list[Device], current: dict[str, Any], proposed: dict
     common = set.intersection(*(set(d.capnames) for d in shareable))
     common -= set[str]().union(*(_requested_full(d, current) for d in shareable))
     for full in sorted(common):
-        outcomes: dict[tuple[Fraction, str], list[str]] = {}
+        outcomes: dict[tuple[Num, str], list[str]] = {}
         spelling: set[str] = set()
         for d in shareable:
             consumed = consumed_capacity(d, {"requests": current}, gates)
@@ -179,7 +178,7 @@ def _round_requested(devices: list[Device], current: dict[str, Any], proposed: d
         q = try_parse(raw)
         if q is None or not isinstance(key, str):
             continue
-        outcomes: dict[tuple[Fraction, str], list[str]] = {}
+        outcomes: dict[tuple[Num, str], list[str]] = {}
         specs: list[CapSpec] = []
         for d in devices:
             full = key if "/" in key else f"{d.driver}/{key}"
@@ -201,7 +200,7 @@ def _round_requested(devices: list[Device], current: dict[str, Any], proposed: d
         rounded.append(f"capacity {key} {shown} rounds up to {amount} ({_why(specs[0], value, q.value)})")
 
 
-def _why(spec: CapSpec, value: Fraction, requested: Fraction) -> str:
+def _why(spec: CapSpec, value: Num, requested: Num) -> str:
     if spec.valid_values:
         return "valid values " + ", ".join(str(Quantity(v)) for v in spec.valid_values[:4])
     if spec.vmin is not None and requested < spec.vmin and value == spec.vmin:
@@ -241,7 +240,7 @@ def _non_neutral(before: dict[str, Any], after: dict[str, Any], devices: list[De
     return None
 
 
-def _list(outcomes: dict[tuple[Fraction, str], list[str]]) -> str:
+def _list(outcomes: dict[tuple[Num, str], list[str]]) -> str:
     parts = []
     for (value, fmt), names in sorted(outcomes.items(), key=lambda kv: kv[0][0]):
         shown = ", ".join(names[:2]) + ("…" if len(names) > 2 else "")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError
+from webhook.allocator.classes import node_names, run_end
 from webhook.allocator.engine import JOINT, PER_CLAIM, Outcome, allocate, eligible_devices
 from webhook.allocator.feasibility import feasibility_warnings
 from webhook.allocator.model import Model, model_for
@@ -29,11 +30,12 @@ __all__ = ["JOINT", "PER_CLAIM", "AllocError", "CapacityError", "Code", "Model",
 
 
 def warm(snapshot: ClusterSnapshot, gates: FeatureGates) -> int:
-    """Build the model and every device's CEL view ahead of the first request.
+    """Build the model, every device's CEL view and every node's class ahead of the first request.
 
-    Both are cached across snapshots (unchanged slices are reused), so after this only changed
-    slices cost anything; without it the first feasibility check on a large cluster spends its
-    budget converting devices. Returns the number of devices. Pure; safe to run in a thread.
+    Views and the devices' part of a class key are cached across snapshots (unchanged slices are
+    reused), so after this only changed slices cost much; node classes are per model. Without
+    it the first feasibility check on a large cluster spends its budget converting devices.
+    Returns the number of devices. Pure; safe to run in a thread.
     """
     model = model_for(snapshot, gates)
     n = 0
@@ -41,4 +43,8 @@ def warm(snapshot: ClusterSnapshot, gates: FeatureGates) -> int:
         for d in sl.devices:
             d.view()
             n += 1
+    names = node_names(model)
+    i = 0
+    while i < len(names):  # every node's class (``classes.py``), as the first infeasible claim needs them
+        i = run_end(model, i)
     return n

@@ -1,8 +1,10 @@
 """Consumable capacity (allocator.md §7): what a request consumes on a device, and whether it fits.
 
-Pure and exact (Fractions). ``consumed_capacity`` is public: the capacity-defaulting feature
-reuses it. Names are resolved to fully-qualified ``<domain>/<id>`` keys (a bare name belongs to
-the device's driver); results report the spelling the device published.
+Pure and exact: amounts are ``model.Num`` (ints when integral, as every amount of a usual
+request is, else Fractions), so the hot path compares and adds ints. ``consumed_capacity`` is
+public: the capacity-defaulting feature reuses it. Names are resolved to fully-qualified
+``<domain>/<id>`` keys (a bare name belongs to the device's driver); results report the
+spelling the device published.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from fractions import Fraction
 from math import ceil
 from typing import Any
 
-from webhook.allocator.model import CapSpec, Device
+from webhook.allocator.model import CapSpec, Device, Num, num
 from webhook.allocator.reasons import Code, Reason
 from webhook.gates import FeatureGates, Gate
 from webhook.quantity import DECIMAL, INT64_MAX, Quantity, try_parse
@@ -21,8 +23,14 @@ class CapacityError(Exception):
     """A request that cannot be represented, or a negative resolved value: aborts the attempt."""
 
 
-Consumed = dict[str, tuple[Fraction, str]]
+Consumed = dict[str, tuple[Num, str]]
 """full capacity name -> (consumed value, display format)."""
+
+
+def _exact(v: Fraction) -> Num:
+    got = num(v)
+    assert got is not None
+    return got
 
 
 def _fmt(raw: Any) -> str:
@@ -30,7 +38,7 @@ def _fmt(raw: Any) -> str:
     return q.format if q is not None else DECIMAL
 
 
-def _milli(v: Fraction) -> int | None:
+def _milli(v: Num) -> int | None:
     """Exact milli value, or None when ``v`` has finer precision or leaves int64."""
     m = v * 1000
     if m.denominator != 1 or abs(m.numerator) > INT64_MAX:
@@ -47,7 +55,7 @@ def _use_milli(spec: CapSpec, fractional: bool) -> bool:
     return spec.step is None or (_milli(spec.step) or 0) >= 1
 
 
-def resolve_requests(device: Device, request_capacity: Any) -> dict[str, tuple[Fraction, str]] | None:
+def resolve_requests(device: Device, request_capacity: Any) -> dict[str, tuple[Num, str]] | None:
     """Request names -> full names of ``device``. None when the device lacks one of them.
 
     A requested name is looked up in the device's capacity map as written (as upstream does):
@@ -59,7 +67,7 @@ def resolve_requests(device: Device, request_capacity: Any) -> dict[str, tuple[F
         return {}
     driver = device.slice.driver
     raw = device.raw_capacity
-    out: dict[str, tuple[Fraction, str]] = {}
+    out: dict[str, tuple[Num, str]] = {}
     for name, amount in reqs.items():
         if not isinstance(name, str) or name not in raw:
             return None
@@ -69,11 +77,12 @@ def resolve_requests(device: Device, request_capacity: Any) -> dict[str, tuple[F
         q = try_parse(amount)
         if q is None:
             raise CapacityError(f"capacity {name!r}: invalid quantity {amount!r}")
-        out[full] = (q.value, q.format)
+        v = q.value
+        out[full] = (v.numerator if v.denominator == 1 else v, q.format)
     return out
 
 
-def _round_range(req: Fraction, fmt: str, spec: CapSpec, fractional: bool) -> tuple[Fraction, str]:
+def _round_range(req: Num, fmt: str, spec: CapSpec, fractional: bool) -> tuple[Num, str]:
     assert spec.vmin is not None
     if req < spec.vmin:
         return spec.vmin, _fmt(spec.raw_min)
@@ -90,21 +99,21 @@ def _round_range(req: Fraction, fmt: str, spec: CapSpec, fractional: bool) -> tu
         if val > INT64_MAX:
             raise CapacityError(f"rounding request {Quantity(req, fmt)} up to the next step passes "
                                 "the milli-value range")
-        return Fraction(val, 1000), sfmt
+        return _exact(Fraction(val, 1000)), sfmt
     if req > INT64_MAX:
         raise CapacityError(f"request {Quantity(req, fmt)} exceeds MaxInt64")
     ri, si, mi = ceil(req), ceil(spec.step), ceil(spec.vmin)
     if si <= 0:
-        return Fraction(ri), sfmt
+        return ri, sfmt
     n = -(-(ri - mi) // si)
     val = mi + si * n
     if mi >= 0 and val > INT64_MAX:
         raise CapacityError(f"rounding request {Quantity(req, fmt)} up to the next step passes MaxInt64")
-    return Fraction(val), sfmt
+    return val, sfmt
 
 
-def consumed_amount(requested: tuple[Fraction, str] | None, spec: CapSpec,
-                    fractional: bool) -> tuple[Fraction, str]:
+def consumed_amount(requested: tuple[Num, str] | None, spec: CapSpec,
+                    fractional: bool) -> tuple[Num, str]:
     """§7.2 for one capacity: the amount a request consumes (before the fit check)."""
     if requested is None:
         if spec.default is not None:
@@ -122,7 +131,7 @@ def consumed_amount(requested: tuple[Fraction, str] | None, spec: CapSpec,
     return req, fmt
 
 
-def violates_policy(val: Fraction, spec: CapSpec, fractional: bool) -> bool:
+def violates_policy(val: Num, spec: CapSpec, fractional: bool) -> bool:
     """§7.3 step 2 (numeric equality with the default, see allocator.md §11.19)."""
     if not spec.has_policy:
         return False
@@ -132,7 +141,7 @@ def violates_policy(val: Fraction, spec: CapSpec, fractional: bool) -> bool:
         if spec.vmax is not None and val > spec.vmax:
             return True
         if spec.step is not None:
-            vmin = spec.vmin or Fraction(0)
+            vmin = spec.vmin or 0
             if _use_milli(spec, fractional):
                 rv = _milli(val)
                 if rv is None:
@@ -184,8 +193,8 @@ def _declares(device: Device, name: Any) -> bool:
     return full in device.capnames
 
 
-def remaining_fit(device: Device, consumed: Consumed, allocated: dict[str, Fraction] | None,
-                  attempt: dict[str, Fraction] | None) -> Reason | None:
+def remaining_fit(device: Device, consumed: Consumed, allocated: dict[str, Num] | None,
+                  attempt: dict[str, Num] | None) -> Reason | None:
     """§7.3 step 3: None when ``consumed`` fits next to what is already used; else the reason."""
     for full, status, spec in device.caps:
         total = consumed[full][0]

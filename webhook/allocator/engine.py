@@ -13,6 +13,7 @@ from typing import Any
 
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, _leaf, claim_label, parse_claim
+from webhook.allocator.classes import Failures, node_names, run_end
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, _d, _l, _s
 from webhook.allocator.nodesel import parse_node_selector
@@ -22,6 +23,8 @@ from webhook.allocator.search import DeviceResult, Search
 from webhook.gates import Gate
 
 JOINT, PER_CLAIM = "joint", "per-pod"
+NODE_CLASSES = True
+"""Reuse one node's failure for the nodes of its class (``classes.py``); tests compare with it off."""
 OK, UNSATISFIABLE, INVALID_POOL, ERROR, CUT_SHORT = "ok", "unsatisfiable", "invalid-pool", "error", "cut-short"
 
 
@@ -30,6 +33,8 @@ class Outcome:
 
     ``reasons`` are data (``reasons.Reason``), most useful first after ``ranked()``; ``summary``
     is the one-line verdict of an infeasible outcome. Both are worded by ``reasons.full``.
+    Nodes of one class (``classes.py``) share their reasons: they are held once, with the node
+    names, and renamed per node only when ``reasons`` or ``ranked()`` is read.
     """
 
     def __init__(self) -> None:
@@ -40,18 +45,60 @@ class Outcome:
         self.results: list[list[DeviceResult]] = []
         self.kind = UNSATISFIABLE
         self.summary: Reason | None = None
-        self.reasons: list[Reason] = []
+        self.entries: list[Reason | NodeReasons] = []
+        """The reasons in node order: single reasons, and the reasons of nodes that share them."""
         self.steps = 0
         self.nodes_tried = 0
+
+    @property
+    def reasons(self) -> list[Reason]:
+        """Every reason, in node order."""
+        out: list[Reason] = []
+        for e in self.entries:
+            if isinstance(e, NodeReasons):
+                out += [r._replace(node=n) for n in e.names for r in e.why]
+            else:
+                out.append(e)
+        return out
+
+    @reasons.setter
+    def reasons(self, value: list[Reason]) -> None:
+        self.entries = list(value)
+
+    def add_nodes(self, why: list[Reason], names: list[str]) -> None:
+        """The reasons ``why`` (node unset) of each node of ``names``, in that order."""
+        last = self.entries[-1] if self.entries else None
+        if isinstance(last, NodeReasons) and last.why is why:
+            last.names += names
+        else:
+            self.entries.append(NodeReasons(why, list(names)))
 
     @property
     def message(self) -> str:
         """The summary, worded ("" when feasible)."""
         return full(self.summary) if self.summary is not None else ""
 
-    def ranked(self) -> list[Reason]:
-        """The reasons, most useful first (stable within a rank)."""
-        return sorted(self.reasons, key=rank)
+    def ranked(self, limit: int | None = None) -> list[Reason]:
+        """The reasons, most useful first (stable within a rank); the first ``limit`` of them
+        without renaming every node's copies."""
+        if limit is None:
+            return sorted(self.reasons, key=rank)
+        levels = sorted({rank(r) for e in self.entries
+                         for r in (e.why if isinstance(e, NodeReasons) else (e,))})
+        top: list[Reason] = []
+        for level in levels:
+            for e in self.entries:
+                if isinstance(e, NodeReasons):
+                    some = [r for r in e.why if rank(r) == level]
+                    for n in e.names if some else ():
+                        top += [r._replace(node=n) for r in some]
+                        if len(top) >= limit:
+                            return top[:limit]
+                elif rank(e) == level:
+                    top.append(e)
+                    if len(top) >= limit:
+                        return top
+        return top
 
     def reason_texts(self) -> list[str]:
         return [full(r) for r in self.ranked()]
@@ -61,6 +108,16 @@ class Outcome:
             return []
         return [{"claim": label, "results": [r.as_dict() for r in res]}
                 for label, res in zip(self.labels, self.results, strict=True)]
+
+
+class NodeReasons:
+    """The reasons of one failed search (node unset), shared by the nodes ``names``."""
+
+    __slots__ = ("why", "names")
+
+    def __init__(self, why: list[Reason], names: list[str]) -> None:
+        self.why = why
+        self.names = names
 
 
 def _allocated_claim_fits(raw: dict[str, Any], node: NodeInfo) -> bool:
@@ -87,7 +144,7 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
         claims = [parse_claim(raw, model) for raw in pending]
     except AllocError as e:
         out.kind, out.summary = ERROR, e.reason
-        out.reasons.append(e.reason)
+        out.entries.append(e.reason)
         return out
     out.claims = claims
     out.labels = [c.label for c in claims]
@@ -95,13 +152,43 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
     names = [node] if node is not None else list(model.nodes)
     if not names:
         out.summary = Reason(Code.NO_NODES)
-        out.reasons.append(out.summary)
+        out.entries.append(out.summary)
         return out
-    for name in names:
-        if _try_node(out, model, name, claims, fixed, held, mode, max_steps, deadline, clock):
+    # Nodes of one class (``classes.py``) fail alike: the first one's failure stands for the rest.
+    failures = Failures(model, claims) if NODE_CLASSES and node is None and held is model.allocated else None
+    if failures is not None and not fixed:
+        if _by_runs(out, model, claims, held, mode, max_steps, deadline, clock, failures):
             return out
+    else:
+        for name in names:
+            if _try_node(out, model, name, claims, fixed, held, mode, max_steps, deadline, clock, failures):
+                return out
     _conclude(out)
     return out
+
+
+def _by_runs(out: Outcome, model: Model, claims: list[Claim], held: AllocatedState, mode: str, max_steps: int,
+             deadline: float | None, clock: Callable[[], float], failures: Failures) -> bool:
+    """Every node in name order, as ``_try_node`` would take them one by one, but the rest of a
+    run of consecutive nodes of a failed class at once (True when the call ends)."""
+    names = node_names(model)
+    i = 0
+    while i < len(names):
+        seen = failures.lookup(names[i])
+        if seen is not None:
+            why, steps = seen
+            end = run_end(model, i)
+            k = end - i if steps <= 0 else min(end - i, (max_steps - out.steps) // steps)
+            if k > 0:
+                out.nodes_tried += k
+                out.steps += k * steps
+                out.add_nodes(why, names[i:i + k])
+                i += k
+                continue
+        if _try_node(out, model, names[i], claims, [], held, mode, max_steps, deadline, clock, failures):
+            return True
+        i += 1
+    return False
 
 
 def _held(model: Model, fixed: list[dict[str, Any]]) -> AllocatedState:
@@ -124,14 +211,21 @@ def _key(raw: dict[str, Any]) -> tuple[str, str]:
 
 def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed: list[dict[str, Any]],
               held: AllocatedState, mode: str, max_steps: int, deadline: float | None,
-              clock: Callable[[], float]) -> bool:
+              clock: Callable[[], float], failures: Failures | None = None) -> bool:
     """Search one node; True when that ends the call (feasible there, out of budget, or a fatal
-    error: the scheduler aborts the whole attempt on one)."""
+    error: the scheduler aborts the whole attempt on one). With ``failures``, a node whose class
+    already failed in this call fails the same way, with the same steps, unsearched (unless
+    those steps pass the budget: then it is searched, to stop where the search stops)."""
     n = model.node(name)
     out.nodes_tried += 1
     bad = next((claim_label(r) for r in fixed if not _allocated_claim_fits(r, n)), None)
     if bad is not None:
-        out.reasons.append(Reason(Code.CLAIM_NOT_ON_NODE, node=name, claim=bad))
+        out.entries.append(Reason(Code.CLAIM_NOT_ON_NODE, node=name, claim=bad))
+        return False
+    seen = failures.lookup(name) if failures is not None else None
+    if seen is not None and out.steps + seen[1] <= max_steps:
+        out.steps += seen[1]
+        out.add_nodes(seen[0], [name])
         return False
     try:
         with _cel_deadline(deadline):  # CEL evaluations stop at the deadline too
@@ -141,27 +235,31 @@ def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed:
         out.steps += e.steps
         out.kind = CUT_SHORT
         out.summary = Reason(Code.CUT_SHORT, number=out.steps, detail=e.why)
-        out.reasons.insert(0, out.summary)
+        out.entries.insert(0, out.summary)
         return True
     except AllocError as e:
         out.kind, out.summary = ERROR, e.reason._replace(node=name)
-        out.reasons.append(out.summary)
+        out.entries.append(out.summary)
         return True
     out.steps += steps
     if ok:
         out.feasible, out.node, out.results, out.kind = True, name, results, OK
         out.summary = None
         return True
-    out.reasons.extend(r._replace(node=name) for r in why)
+    if failures is not None:
+        failures.record(name, why, steps)
+    out.add_nodes(why, [name])
     return False
 
 
 def _conclude(out: Outcome) -> None:
     """Kind and summary of an outcome no node could satisfy."""
-    errors = [r for r in out.reasons if r.code == Code.FATAL and r.node]
+    firsts = [r._replace(node=e.names[0]) if isinstance(e, NodeReasons) else r
+              for e in out.entries for r in (e.why if isinstance(e, NodeReasons) else (e,))]
+    errors = [r for r in firsts if r.code == Code.FATAL and r.node]
     if errors:
         out.kind, out.summary = ERROR, errors[0]
-    elif any(r.code == Code.POOL_INVALID for r in out.reasons):
+    elif any(r.code == Code.POOL_INVALID for r in firsts):
         out.kind, out.summary = INVALID_POOL, Reason(Code.POOL_INVALID)
     else:
         out.kind, out.summary = UNSATISFIABLE, Reason(Code.NO_ALLOCATION)

@@ -95,7 +95,7 @@ def _per_pod_warning(name: str, greedy: Outcome) -> str:
     The tail is the most useful reason: with its claim and request when they fit, else what ran out."""
     head = f"{PREFIX}PodGroup {name} fits only jointly, not pod by pod: " if len(name) <= 20 else \
         f"{PREFIX}fits only jointly, not pod by pod as the scheduler allocates: "
-    ranked = greedy.ranked()
+    ranked = greedy.ranked(1)
     if not ranked:
         return head + greedy.message
     for tail in (warning_line(ranked[0])[len(PREFIX):], body(ranked[0])):
@@ -115,7 +115,7 @@ def warnings_for(outcome: Outcome, about: str) -> list[str]:
         return []
     if outcome.kind == CUT_SHORT:
         return [f"{PREFIX}{outcome.message}; could not confirm that {about} can be allocated"]
-    ranked = outcome.ranked()
+    ranked = outcome.ranked(WARNINGS_MAX)
     if not ranked:
         return [f"{PREFIX}no node can allocate {about}: {outcome.message}"]
     return [warning_line(ranked[0], about)] + [warning_line(r) for r in ranked[1:WARNINGS_MAX]]

@@ -29,7 +29,6 @@ from webhook.quantity import try_parse
 from webhook.state.base import ClusterSnapshot
 
 _intern = sys.intern
-ZERO = Fraction(0)
 
 
 def _s(v: Any) -> str:
@@ -50,11 +49,27 @@ def qty(v: Any) -> Fraction | None:
     return q.value if q is not None else None
 
 
-def _num(v: Fraction | None) -> int | Fraction:
-    """A counter amount: an int when integral (fast to add and compare), else the Fraction."""
+Num = int | Fraction
+"""An exact amount: an int when integral (fast to add and compare: every quantity of the hot
+path, bytes, cores, counts, is), else the Fraction. Both compare and add exactly with each other."""
+
+
+def num(v: Fraction | None) -> Num | None:
+    """``v`` as a ``Num`` (None stays None)."""
     if v is None:
-        return 0
+        return None
     return v.numerator if v.denominator == 1 else v
+
+
+def qnum(v: Any) -> Num | None:
+    """A quantity's exact value as a ``Num``, or None when absent or unparsable."""
+    return num(qty(v))
+
+
+def _num(v: Fraction | None) -> Num:
+    """A counter amount (0 when absent)."""
+    got = num(v)
+    return 0 if got is None else got
 
 
 def _shared(interner: dict[Any, Any], value: Any) -> Any:
@@ -70,22 +85,22 @@ class CapSpec:
 
     def __init__(self, raw: dict[str, Any]) -> None:
         self.raw_value = raw.get("value")
-        self.value = qty(raw.get("value")) or ZERO
+        self.value: Num = qnum(raw.get("value")) or 0
         pol = raw.get("requestPolicy")
         self.has_policy = isinstance(pol, dict)
         pol = _d(pol)
         self.raw_default = pol.get("default")
-        self.default = qty(self.raw_default)
+        self.default = qnum(self.raw_default)
         vr = pol.get("validRange")
         if isinstance(vr, dict):
             self.raw_min, self.raw_max, self.raw_step = vr.get("min"), vr.get("max"), vr.get("step")
-            self.vmin, self.vmax, self.step = qty(self.raw_min), qty(self.raw_max), qty(self.raw_step)
+            self.vmin, self.vmax, self.step = qnum(self.raw_min), qnum(self.raw_max), qnum(self.raw_step)
         else:
             self.raw_min = self.raw_max = self.raw_step = None
             self.vmin = self.vmax = self.step = None
-        self.valid_values: tuple[Fraction, ...] | None = None
+        self.valid_values: tuple[Num, ...] | None = None
         if isinstance(pol.get("validValues"), list) and pol["validValues"]:
-            vals = [qty(v) for v in pol["validValues"]]
+            vals = [qnum(v) for v in pol["validValues"]]
             self.valid_values = tuple(v for v in vals if v is not None)
 
 
@@ -94,7 +109,7 @@ class Device:
 
     __slots__ = ("uid", "name", "slice", "attrs", "caps", "capnames", "consumes", "allow_multi",
                  "binding", "taints", "node_name", "all_nodes", "node_selector", "skip_node_ops",
-                 "has_groups", "_view", "raw_capacity", "dkey")
+                 "has_groups", "_view", "raw_capacity", "dkey", "shape")
 
     def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
         self.uid = uid
@@ -154,6 +169,8 @@ class Device:
         self.node_selector = parse_node_selector(raw.get("nodeSelector"))
         self.skip_node_ops = sl.skip_node_ops
         self._view: Any = None
+        self.shape: Any = None
+        """What the search sees of it apart from attributes and node (``classes.py``), on first use."""
 
     @property
     def driver(self) -> str:
@@ -194,7 +211,7 @@ class Device:
 class Slice:
     __slots__ = ("name", "driver", "pool", "generation", "count", "node_name", "all_nodes",
                  "node_selector", "per_device", "counter_sets", "counter_set_names", "devices",
-                 "has_groups", "has_binding", "has_counters", "mode_known", "skip_node_ops")
+                 "has_groups", "has_binding", "has_counters", "mode_known", "skip_node_ops", "attr_values")
 
     def __init__(self, raw: dict[str, Any], first_uid: int, interner: dict[Any, Any]) -> None:
         meta = _d(raw.get("metadata"))
@@ -232,6 +249,8 @@ class Slice:
         self.devices: tuple[Device, ...] = tuple(devs)
         self.has_groups = any(d.has_groups for d in devs)
         self.has_binding = any(d.binding for d in devs)
+        self.attr_values: Any = None
+        """Its attributes' values per node, for the node classes (``classes.py``), on first use."""
 
     def pool_key(self) -> tuple[str, str]:
         return (self.driver, self.pool)
@@ -264,7 +283,7 @@ class AllocatedState:
     def __init__(self) -> None:
         self.dedicated: set[tuple[str, str, str]] = set()
         self.shared: set[tuple[str, str, str]] = set()
-        self.aggregated: dict[tuple[str, str, str], dict[str, Fraction]] = {}
+        self.aggregated: dict[tuple[str, str, str], dict[str, Num]] = {}
 
     def copy(self) -> AllocatedState:
         c = AllocatedState()
@@ -289,9 +308,9 @@ class AllocatedState:
                 if isinstance(consumed, dict):
                     agg = self.aggregated.setdefault(key, {})
                     for name, v in consumed.items():
-                        val = qty(v)
+                        val = qnum(v)
                         if isinstance(name, str) and val is not None:
-                            agg[name] = agg.get(name, ZERO) + val  # keyed as written (§7.3)
+                            agg[name] = agg.get(name, 0) + val  # keyed as written (§7.3)
             else:
                 self.dedicated.add(key)
 
@@ -404,6 +423,8 @@ class Model:
                 self.allocated.add_results(results, gates)
         self.pools_cache: dict[str, Any] = {}
         """Gathered pools per node name (``pools.pools_for``)."""
+        self.class_data: dict[str, Any] = {}
+        """Node equivalence classes (``classes.py``), built on first use."""
         self.sel_cache: dict[Any, dict[int, Any]] = _SEL
         self.lock = threading.Lock()
 

@@ -10,10 +10,10 @@ explanations of a failure may differ (they say what the bound found).
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from webhook.allocator.capacity import CapacityError
-from webhook.allocator.claims import AllocError, Leaf
+from webhook.allocator.claims import AllocError, BudgetExceeded, Leaf
 from webhook.allocator.constraints import ConstraintState, attribute_value
 from webhook.allocator.derived import Value
 from webhook.allocator.reasons import Code, Reason
@@ -71,22 +71,40 @@ class PruneInfo:
 class Pruner:
     """The pruning data of one search, built lazily per leaf."""
 
+    share = True
+    """Leaves equal in content share their data (``info_for``); tests compare with it off."""
+
     def __init__(self, search: Search) -> None:
         self.s = search
         self.info: dict[int, PruneInfo | None] = {}
         """id(leaf) -> data; None: pruning disabled for that leaf (some candidate raised)."""
         self.attr_pos: dict[str, dict[Value | None, list[int]]] = {}
+        self.by_content: dict[tuple[Any, ...], tuple[PruneInfo | None, int]] = {}
+        """Leaves that ask the same of a device (a PodGroup's claims from one template) share
+        their data: (data, steps its evaluation counted)."""
 
     def info_for(self, ci: int, leaf: Leaf) -> PruneInfo | None:
-        """Pruning data for ``leaf`` on this node, or None when some candidate raises (no pruning)."""
+        """Pruning data for ``leaf`` on this node, or None when some candidate raises (no pruning).
+
+        A leaf equal in content to one evaluated before gets that one's data and counts the
+        same steps, as if it had evaluated every candidate again (``static_ok`` depends on the
+        leaf's content only)."""
         lid = id(leaf)
         if lid in self.info:
             return self.info[lid]
         s = self.s
+        key = _content(leaf)
+        shared = self.by_content.get(key) if self.share else None
+        if shared is not None:
+            _ticks(s, shared[1])
+            self.info[lid] = shared[0]
+            return shared[0]
         info: PruneInfo | None = PruneInfo(len(s.flat))
         usable = []
+        steps = 0
         for d in s.flat:
             s.tick()
+            steps += 1
             try:
                 ok = s.static_ok(ci, leaf, d)
             except (AllocError, CapacityError):
@@ -99,6 +117,7 @@ class Pruner:
             for pos in range(len(usable) - 1, -1, -1):
                 suffix[pos] = suffix[pos + 1] + (1 if usable[pos] else 0)
         self.info[lid] = info
+        self.by_content[key] = (info, steps)
         return info
 
     def raw_cut(self, ci: int, leaf: Leaf, start: int, need: int) -> bool:
@@ -147,6 +166,23 @@ class Pruner:
         code = Code.MATCH_TOO_FEW if attr else Code.AT_MOST
         s.note(where, Reason(code, claim=s.claims[ci].label, request=leaf.name, attribute=attr,
                              number=leaf.count, got=most))
+
+
+def _ticks(s: Search, n: int) -> None:
+    """Count ``n`` steps of ``s`` at once, stopping where ``n`` calls of ``s.tick`` would."""
+    if s.steps + n > s.max_steps:
+        s.steps = s.max_steps + 1
+        raise BudgetExceeded(s.max_steps, "step budget")
+    crosses = (s.steps + n) // 32 != s.steps // 32
+    s.steps += n
+    if s.deadline is not None and crosses and s.clock() > s.deadline:
+        raise BudgetExceeded(s.steps, "deadline")
+
+
+def _content(leaf: Leaf) -> tuple[Any, ...]:
+    """What ``Search.static_ok`` reads of a leaf."""
+    return (leaf.cls.name if leaf.cls is not None else "", tuple(sel.expr for sel in leaf.class_selectors),
+            tuple(sel.expr for sel in leaf.selectors), leaf.admin, repr(leaf.capacity), leaf.tolerations)
 
 
 class Window:

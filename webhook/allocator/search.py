@@ -33,7 +33,6 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from fractions import Fraction
 from typing import Any
 
 from webhook.allocator.capacity import (
@@ -56,7 +55,7 @@ from webhook.allocator.claims import (
 )
 from webhook.allocator.constraints import ConstraintState
 from webhook.allocator.fit import selector_matches, untolerated_taint
-from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo
+from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, Num
 from webhook.allocator.pools import Pool, pools_for
 from webhook.allocator.pooluse import PoolUse, Undo
 from webhook.allocator.prune import SKIP, STOP, Pruner, Window
@@ -128,7 +127,7 @@ class Search:
         self.picked: dict[tuple[str, str, str], int] = {}  # non-shared picks: how many claims hold each
         self.claim_picked: list[set[tuple[str, str, str]]] = [set() for _ in claims]
         self.shares: dict[tuple[str, str, str], int] = {}
-        self.share_capacity: dict[tuple[str, str, str], dict[str, Fraction]] = {}
+        self.share_capacity: dict[tuple[str, str, str], dict[str, Num]] = {}
         self.use = PoolUse(allocated)
         self.constraints = [ConstraintState(c, self.gates) for c in claims]
         self.results: list[list[DeviceResult]] = [[] for _ in claims]
@@ -397,9 +396,9 @@ class Search:
         if shared and consumed is not None:
             cap = self.share_capacity.setdefault(key, {})
             for full, (val, _fmt) in consumed.items():
-                cap[full] = cap.get(full, Fraction(0)) + val
+                cap[full] = cap.get(full, 0) + val
 
-            def _uncap(cap: dict[str, Fraction] = cap, consumed: Any = consumed) -> None:
+            def _uncap(cap: dict[str, Num] = cap, consumed: Any = consumed) -> None:
                 for full, (val, _f) in consumed.items():
                     cap[full] -= val
             undo.append(_uncap)

@@ -1,0 +1,224 @@
+"""Equivalence classes of identical nodes: a node pool's "does not fit" is found once per class.
+
+Pure. Two nodes are in one class when the search cannot tell them apart: their gathered pools,
+in search order, hold the same devices (names, drivers, capacity, counters, groups, taints,
+binding conditions, per-device node selection *as it resolves for that node*) in the same
+allocated state, they declare the same optional node operations, and their attributes are the
+same except for *identifying* attributes (``identifying``): attributes whose values never repeat
+on another node, such as GPU UUIDs. Those are compared by their pattern of equality within the
+node (first-occurrence numbering), which is all that constraints and pruning look at. Node,
+slice and pool names are not part of a class: no failure reason of a complete, valid pool
+names them (nodes with an incomplete or invalid pool get no class and are always searched).
+
+A request may use classes only when no CEL expression it evaluates (class and request
+selectors, derived attributes) can read an identifying attribute (``transferable``): otherwise
+nodes of one class could answer a selector differently. The class key of a node is built once
+per model (per snapshot and gate set); ``engine.allocate`` keeps, per call, the failure of the
+first node of each class (``Failures``) and reuses it, renamed, for the others, with the same
+step count. Nothing here runs before a node failed: a claim that fits on the first node tried
+pays nothing for classes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from webhook.allocator.claims import Claim
+from webhook.allocator.model import Device, Model, NodeInfo, Slice
+from webhook.allocator.pools import pools_for
+from webhook.allocator.reasons import Reason
+
+_SCALAR_KINDS = ("string", "int")
+"""Attribute kinds that may be identifying: their CEL conversion never fails."""
+
+_ATTR_USE = re.compile(r"""attributes\s*\[\s*(?:"[^"\\]*"|'[^'\\]*')\s*\]\s*"""
+                       r"""(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*\])""")
+_DEVICE_USE = re.compile(r"\bdevice\b(?!\s*\.\s*(?:attributes|capacity|driver|allowMultipleAllocations)\b)")
+
+
+_ABSTRACTABLE = {("string", str), ("int", int)}
+"""(kind, exact Python type) of attribute values that may be identifying: their CEL conversion
+never fails (``bool`` is not ``int`` here: the type is compared exactly)."""
+
+
+def _attribute(key: Any, raw: Any, driver: str) -> tuple[Any, str, tuple[str, Any] | None, Any]:
+    """(key, qualified name, (kind, value) if it may be identifying, exact hashable form)."""
+    q = (key if "/" in key else f"{driver}/{key}") if isinstance(key, str) else ""
+    if type(raw) is dict and len(raw) == 1:
+        ((kind, v),) = raw.items()
+        if (kind, type(v)) in _ABSTRACTABLE:
+            return key, q, (kind, v), (kind, v)
+        if type(v) in (str, int, bool, float):  # the type too: True == 1 == 1.0 in Python, not in CEL
+            return key, q, None, (kind, type(v), v)
+    return key, q, None, repr(raw)
+
+
+def identifying(model: Model) -> frozenset[str]:
+    """Qualified attribute names whose values each occur on one node only (cached per model;
+    the per-slice part is cached on the slice, which later models share)."""
+    got: frozenset[str] | None = model.class_data.get("identifying")
+    if got is not None:
+        return got
+    owner: dict[tuple[str, Any], str] = {}
+    shared: set[str] = set()
+    for sl in model.slices:
+        not_identifying, owned = _attribute_values(sl)
+        shared |= not_identifying
+        for node, values in owned:
+            for q, v in values:
+                if owner.setdefault((q, v), node) != node:
+                    shared.add(q)
+    got = frozenset(q for q, _ in owner if q not in shared)
+    model.class_data["identifying"] = got
+    return got
+
+
+def _attribute_values(sl: Slice) -> tuple[frozenset[str], tuple[tuple[str, frozenset[tuple[str, Any]]], ...]]:
+    """(attributes of the slice that cannot be identifying, per node: the (name, value) pairs
+    that could be), computed once per slice."""
+    got: Any = sl.attr_values
+    if got is None:
+        shared: set[str] = set()
+        owned: dict[str, set[tuple[str, Any]]] = {}
+        for d in sl.devices:
+            node = sl.node_name or d.node_name
+            for _key, q, val, _exact in _shape(d)[1]:
+                if val is None or not node:
+                    shared.add(q)
+                else:
+                    owned.setdefault(node, set()).add((q, val))
+        got = sl.attr_values = (frozenset(shared), tuple((n, frozenset(v)) for n, v in owned.items()))
+    return got  # type: ignore[no-any-return]
+
+
+def _shape(dev: Device) -> tuple[tuple[Any, ...], tuple[tuple[Any, str, Any, str], ...]]:
+    """What the search sees of a device apart from allocation and node: everything but the
+    attributes, and per attribute (key, qualified name, scalar value or None, exact form).
+    Devices are immutable and shared between models: computed once."""
+    got: Any = dev.shape
+    if got is None:
+        base = (dev.name, dev.slice.driver, dev.caps, tuple(dev.raw_capacity), dev.consumes, dev.allow_multi,
+                dev.binding, dev.taints, dev.skip_node_ops, dev.slice.per_device)
+        driver = dev.slice.driver
+        items = tuple([_attribute(key, raw, driver) for key, raw in dev.attrs.items()])
+        got = dev.shape = (base, items)
+    return got  # type: ignore[no-any-return]
+
+
+def _device_key(model: Model, dev: Device, node: NodeInfo, ident: frozenset[str],
+                numbers: dict[tuple[str, str, Any], int]) -> tuple[Any, ...]:
+    base, items = _shape(dev)
+    attrs = tuple((key, val[0], numbers.setdefault((q, *val), len(numbers))) if val is not None and q in ident
+                  else (key, exact) for key, q, val, exact in items)
+    k = dev.dkey
+    alloc = model.allocated
+    agg = alloc.aggregated.get(k)
+    return (base, attrs, bool(dev.slice.per_device) and dev.matches_node(node),
+            k in alloc.dedicated, k in alloc.shared, tuple(sorted(agg.items())) if agg else ())
+
+
+def _node_key(model: Model, node: NodeInfo) -> tuple[Any, ...] | None:
+    pools = pools_for(model, node)
+    if any(p.incomplete or p.invalid for p in pools):
+        return None
+    ident = identifying(model)
+    numbers: dict[tuple[str, str, Any], int] = {}
+    out: list[Any] = ["DRAOptionalNodeOperations" in node.features]
+    for p in pools:
+        out.append((p.driver, p.has_binding, tuple((cs, tuple(v.items())) for cs, v in p.counter_sets.items()),
+                    tuple(_device_key(model, d, node, ident, numbers) for d in p.candidates),
+                    tuple(_device_key(model, d, node, ident, numbers) for sl in p.not_targeting
+                          for d in sl.devices)))
+    return tuple(out)
+
+
+def class_of(model: Model, name: str) -> int | None:
+    """The class number of node ``name`` in ``model`` (None: no class, always searched)."""
+    classes: dict[str, int | None] = model.class_data.setdefault("of", {})
+    if name in classes:
+        return classes[name]
+    numbers: dict[tuple[Any, ...], int] = model.class_data.setdefault("numbers", {})
+    key = _node_key(model, model.node(name))
+    if key is None:
+        got = None
+    else:
+        with model.lock:  # serving threads share the model: one number per key, never two keys per number
+            got = numbers.setdefault(key, len(numbers))
+    classes[name] = got
+    return got
+
+
+def node_names(model: Model) -> list[str]:
+    """The nodes in name order (cached per model)."""
+    got: list[str] | None = model.class_data.get("names")
+    if got is None:
+        got = model.class_data["names"] = list(model.nodes)
+    return got
+
+
+def run_end(model: Model, i: int) -> int:
+    """Where the run of consecutive nodes of one class that starts at ``node_names(model)[i]``
+    ends (exclusive); classes are computed only as far as the run goes (cached per model)."""
+    ends: dict[int, int] = model.class_data.setdefault("ends", {})
+    got = ends.get(i)
+    if got is None:
+        names = node_names(model)
+        cls = class_of(model, names[i])
+        got = i + 1
+        while cls is not None and got < len(names) and class_of(model, names[got]) == cls:
+            got += 1
+        ends[i] = got
+    return got
+
+
+def _safe(expr: str, idents: frozenset[str]) -> bool:
+    """Whether CEL ``expr`` provably reads no attribute named in ``idents`` (by its id)."""
+    if _DEVICE_USE.search(expr):
+        return False  # ``device`` used otherwise than through its four fields
+    uses = list(_ATTR_USE.finditer(expr))
+    if len(uses) != expr.count("attributes"):
+        return False  # the attribute map used as a whole, or indexed by a computed key
+    return not any((m.group(1) or m.group(2) or m.group(3) or "") in idents for m in uses)
+
+
+def transferable(model: Model, claims: list[Claim]) -> bool:
+    """Whether one node's verdict holds for its whole class for these claims (see module doc)."""
+    ids = frozenset(q.rpartition("/")[2] for q in identifying(model))
+    for c in claims:
+        for r in c.requests:
+            for leaf in (r.leaf,) if r.leaf is not None else r.subrequests:
+                exprs = [s.expr for s in leaf.class_selectors + leaf.selectors] + list(leaf.derived.values())
+                if not all(_safe(e, ids) for e in exprs):
+                    return False
+    return True
+
+
+class Failures:
+    """The failed searches of one ``allocate`` call, per node class (see the module doc)."""
+
+    __slots__ = ("model", "claims", "by_class", "usable")
+
+    def __init__(self, model: Model, claims: list[Claim]) -> None:
+        self.model = model
+        self.claims = claims
+        self.by_class: dict[int, tuple[list[Reason], int]] = {}
+        self.usable: bool | None = None
+        """``transferable``, decided at the first failure."""
+
+    def lookup(self, name: str) -> tuple[list[Reason], int] | None:
+        """(reasons, steps) of the failed search of node ``name``'s class in this call, if any."""
+        if not self.by_class:
+            return None
+        cls = class_of(self.model, name)
+        return None if cls is None else self.by_class.get(cls)
+
+    def record(self, name: str, why: list[Reason], steps: int) -> None:
+        """Node ``name`` failed with ``why`` after ``steps`` steps."""
+        if self.usable is None:
+            self.usable = transferable(self.model, self.claims)
+        if not self.usable or any(r.pool or r.detail for r in why):
+            return
+        cls = class_of(self.model, name)
+        if cls is not None:
+            self.by_class[cls] = (why, steps)
