@@ -111,3 +111,17 @@ def shorten(text: str, limit: int = 40) -> str:
 def strip_warning(gate: str, removed: str) -> str:
     """The one wording of a gate-strip warning: ``<gate> is off: removed <what>``."""
     return f"{gate} is off: removed {removed}"
+
+
+def by_name(items: Any) -> dict[str, dict[str, Any]]:
+    """The objects of a JSON list by their string ``name`` (anything else in the list is left
+    out: a stored object may hold any JSON, and a list or object is no dict key)."""
+    if not isinstance(items, list):
+        return {}
+    return {o["name"]: o for o in items if isinstance(o, dict) and isinstance(o.get("name"), str)}
+
+
+def by_name_get(index: dict[str, dict[str, Any]], item: dict[str, Any]) -> dict[str, Any] | None:
+    """The entry of ``index`` (from ``by_name``) with the same string ``name`` as ``item``."""
+    name = item.get("name")
+    return index.get(name) if isinstance(name, str) else None

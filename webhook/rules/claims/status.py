@@ -8,6 +8,7 @@ the answer is both.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -202,7 +203,10 @@ def _binding_conditions(conds: Any, failures: Any, path: FieldPath) -> list[Fiel
 
 
 def _device_id(d: dict[str, Any]) -> tuple[Any, ...]:
-    return (d.get("driver") or "", d.get("pool") or "", d.get("device") or "", d.get("shareID"))
+    """driver/pool/device/shareID as a set key; a value of another JSON type (a type error
+    reported elsewhere) is keyed by its JSON text, as no list or object can be a key."""
+    return tuple(v if v is None or isinstance(v, str | int | float) else json.dumps(v, sort_keys=True)
+                 for v in (d.get("driver") or "", d.get("pool") or "", d.get("device") or "", d.get("shareID")))
 
 
 def _render_id(key: tuple[Any, ...]) -> str:

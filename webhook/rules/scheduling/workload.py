@@ -21,7 +21,7 @@ from webhook.rules.kind import KindRules
 from webhook.rules.scheduling import common as sc
 from webhook.rules.scheduling import fields
 from webhook.rules.scheduling.declarative import NO_OLD, Field
-from webhook.rules.shape import is_set, mapping, strip_warning, type_error
+from webhook.rules.shape import by_name, by_name_get, is_set, mapping, strip_warning, type_error
 
 SPEC = FieldPath.root("spec")
 PGT = SPEC.child("podGroupTemplates")
@@ -87,13 +87,12 @@ def _strip_composites(parent: dict[str, Any], old_parent: dict[str, Any], path: 
     if not isinstance(items, list) or depth > fields.WALK_LIMIT:
         return
     old_items = old_parent.get(key)
-    old_by_name = {o.get("name"): o for o in old_items if isinstance(o, dict)} \
-        if isinstance(old_items, list) else {}
+    old_by_name = by_name(old_items)
     for i, c in enumerate(items):
         if not isinstance(c, dict):
             continue
         cpath = path.child(key).index(i)
-        old_c = mapping(old_by_name.get(c.get("name")) if isinstance(c.get("name"), str) else None)
+        old_c = mapping(by_name_get(old_by_name, c))
         pp = "preemptionPolicy"
         if pp in c and not ctx.gates.enabled(Gate.POD_GROUP_PREEMPTION_POLICY) and not is_set(old_c.get(pp)):
             out.ops.append(op_remove(cpath.child(pp)))

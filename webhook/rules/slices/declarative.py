@@ -34,6 +34,7 @@ from webhook.fielderrors import (
     required,
     too_many,
 )
+from webhook.rules.shape import by_name, by_name_get
 from webhook.rules.slices.attributes import LIST_KINDS, SCALAR_KINDS
 from webhook.rules.slices.common import (
     is_label,
@@ -195,10 +196,10 @@ def _compatibility_groups(groups: Any, path: FieldPath) -> list[FieldError]:
 def _counter_sets(sets: Any, old: dict[str, Any] | None, path: FieldPath) -> list[FieldError]:
     if not isinstance(sets, list) or not sets or len(sets) > COUNTER_SETS_MAX:
         return []  # past the limit the handwritten TooMany is the only error
-    stored = {s.get("name"): s for s in (old or {}).get("sharedCounters") or [] if isinstance(s, dict)}
+    stored = by_name((old or {}).get("sharedCounters"))
     errs: list[FieldError] = []
     for i, cs in enumerate(sets):
-        if not isinstance(cs, dict) or semantic_equal(stored.get(cs.get("name")), cs):
+        if not isinstance(cs, dict) or semantic_equal(by_name_get(stored, cs), cs):
             continue
         errs += _required_name(cs.get("name"), path.index(i).child("name"))
         errs += _counter_names(cs.get("counters"), path.index(i).child("counters"))
