@@ -15,6 +15,8 @@ Pure: no I/O.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import lark
@@ -251,17 +253,24 @@ class _Estimator:
 
     def _with(self, var: str | None, size: Size, node: lark.ParseTree) -> tuple[int, Size]:
         """The cost of ``node`` with ``var`` bound to a value of ``size``."""
-        saved = self.scope.get(var) if var else None
-        if var:
-            self.scope[var] = size
-        try:
+        with self._bound({var: size}):
             return self.cost(node)
+
+    @contextmanager
+    def _bound(self, bindings: dict[str | None, Size]) -> Iterator[None]:
+        """Comprehension variables in scope while a body is priced; each shadows an outer one of
+        the same name, which is back afterwards (a None name binds nothing)."""
+        named = {v: size for v, size in bindings.items() if v}
+        saved = {v: self.scope.get(v) for v in named}
+        self.scope.update(named)
+        try:
+            yield
         finally:
-            if var:
-                if saved is None:
-                    self.scope.pop(var, None)
+            for v, old in saved.items():
+                if old is None:
+                    self.scope.pop(v, None)
                 else:
-                    self.scope[var] = saved
+                    self.scope[v] = old
 
     def _two_variable(self, name: str, target: lark.ParseTree, args: list[lark.ParseTree]) -> tuple[int, Size]:
         """A comprehension with two variables (index or key, value): priced like its one-variable
@@ -270,18 +279,8 @@ class _Estimator:
         first, second = _ident(args[0]), _ident(args[1])
         key = r.key if r.key is not None else _SCALAR
         value = r.elem or _UNKNOWN
-        saved = {v: self.scope.get(v) for v in (first, second) if v}
-        for v, size in ((first, key), (second, value)):
-            if v:
-                self.scope[v] = size
-        try:
+        with self._bound({first: key, second: value}):
             body = [self.cost(a) for a in args[2:]]
-        finally:
-            for v, old in saved.items():
-                if old is None:
-                    self.scope.pop(v, None)
-                else:
-                    self.scope[v] = old
         step = sum(c for c, _ in body) + (LIST_CREATE + 2 if _TWO_VARIABLE[name] else 4)
         out = Size(r.max, body[-1][1]) if _TWO_VARIABLE[name] and body else _SCALAR
         return range_cost + 1 + r.max * step, out
@@ -291,18 +290,8 @@ class _Estimator:
         range_cost, r = self.cost(target)
         var = _ident(args[0]) if args else None
         bound = r.key if r.key is not None else r.elem  # a map is iterated by its keys
-        # The variable shadows an outer one of the same name while the body is priced.
-        saved = self.scope.get(var) if var else None
-        if var:
-            self.scope[var] = bound or _UNKNOWN
-        try:
+        with self._bound({var: bound or _UNKNOWN}):
             body = [self.cost(a) for a in args[1:]]
-        finally:
-            if var:
-                if saved is None:
-                    self.scope.pop(var, None)
-                else:
-                    self.scope[var] = saved
         step = sum(c for c, _ in body)
         # What cel-go's expansion of each macro adds per step: the accumulator update, and for
         # exists the loop condition as well; map and filter append to a new list each time.
