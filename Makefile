@@ -48,7 +48,7 @@ bench: $(STAMP)
 	$(PY) -m bench $(if $(BENCH_QUICK),--quick,)
 
 fuzz: $(STAMP)
-	FUZZ_EXAMPLES=10000 FUZZ_HTTP_EXAMPLES=300 $(PY) -m pytest tests/reliability/test_fuzz.py -q
+	FUZZ_RANDOM=1 FUZZ_EXAMPLES=10000 FUZZ_HTTP_EXAMPLES=300 $(PY) -m pytest tests/reliability/test_fuzz.py -q
 
 soak: $(STAMP)
 	$(PY) -m bench.soak

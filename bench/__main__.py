@@ -35,8 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="tiny sizes and counts, same code paths (CI smoke)")
     p.add_argument("--only", help="comma-separated subset, e.g. B1,B3")
     p.add_argument("--out", type=Path, default=None,
-                   help=f"markdown file to write (default {DEFAULT_OUT}; --quick writes bench/results-quick.md so "
-                        "it never overwrites the full results)")
+                   help=f"markdown file to write (default {DEFAULT_OUT}; --quick writes bench/results-quick.md "
+                        "and --only bench/results-partial.md, so neither overwrites the full results)")
     a = p.parse_args(argv)
     chosen = [b.strip().upper() for b in a.only.split(",")] if a.only else list(BENCHES)
     unknown = [b for b in chosen if b not in BENCHES]
@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     total = time.perf_counter() - started
     text = render(report, total)
     print(text)
-    out = a.out or (DEFAULT_OUT.with_name("results-quick.md") if a.quick else DEFAULT_OUT)
+    out = a.out or (DEFAULT_OUT.with_name("results-quick.md") if a.quick
+                    else DEFAULT_OUT.with_name("results-partial.md") if a.only else DEFAULT_OUT)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     return 1 if crashed else 0

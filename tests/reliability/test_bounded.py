@@ -23,7 +23,9 @@ from tests.strategies import check_response
 pytestmark = pytest.mark.integration
 
 TIMEOUT = 2.0
-MARGIN = 0.25  # network and JSON on loopback; the server itself stops 0.5 s before the deadline
+# The apiserver gives up at TIMEOUT: the answer must come back before it. The server stops its own
+# work 0.5 s before that; this margin (loopback, JSON) is what a loaded 2-core CI machine needs.
+MARGIN = 0.1
 DRIVER = "gpu.example.com"
 COUNTED = "cnt.example.com"
 
@@ -133,7 +135,7 @@ def test_exponential_search_is_cut_short_before_the_deadline(bounded_server, obj
 def test_shorter_timeout_shortens_the_check(bounded_server):
     """A 1 s timeout leaves 0.5 s for the search: the answer comes back sooner, still cut short."""
     elapsed, resp = _timed(bounded_server, _claim("distinct-fast", _distinct_spec(32)), timeout=1.0)
-    assert elapsed < 1.0 - MARGIN / 2, f"answered after {elapsed:.2f}s with ?timeout=1s"
+    assert elapsed < 1.0 - MARGIN, f"answered after {elapsed:.2f}s with ?timeout=1s"
     assert any(w.startswith("feasibility:") for w in resp.get("warnings", [])), resp
 
 

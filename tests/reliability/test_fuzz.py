@@ -4,11 +4,15 @@
 sets) and per whole-envelope property, ``FUZZ_HTTP_EXAMPLES`` (default 50) per HTTPS property
 through ``dra-webhook serve``; ``make fuzz`` raises both. The property: no exception
 escapes, every answer is a well-formed AdmissionReview for the apiserver (``check_response``).
+
+The examples are derandomized (a fixed seed per test) so that a red ``make test`` always means a
+change; ``FUZZ_RANDOM=1`` (set by ``make fuzz``) draws new examples on every run to find new bugs.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,12 +32,13 @@ from webhook.gates import KNOWN, FeatureGates
 
 FUZZ_EXAMPLES = env_int("FUZZ_EXAMPLES", 150)
 FUZZ_HTTP_EXAMPLES = env_int("FUZZ_HTTP_EXAMPLES", 50)
+FUZZ_RANDOM = os.environ.get("FUZZ_RANDOM", "") not in ("", "0")
 
 _ALL_ON = FeatureGates().with_overrides({n: True for n, g in KNOWN.items() if not g.locked})
 _ALL_OFF = FeatureGates().with_overrides({n: False for n, g in KNOWN.items() if not g.locked})
 GATE_SETS = {"defaults": FeatureGates(), "all-on": _ALL_ON, "all-off": _ALL_OFF}
 
-_FUZZ_SETTINGS = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=False,
+_FUZZ_SETTINGS = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=not FUZZ_RANDOM,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                  HealthCheck.large_base_example])
 
@@ -111,7 +116,7 @@ def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     assert srv.stop() == 0
 
 
-_HTTP_SETTINGS = settings(max_examples=FUZZ_HTTP_EXAMPLES, deadline=None,
+_HTTP_SETTINGS = settings(max_examples=FUZZ_HTTP_EXAMPLES, deadline=None, derandomize=not FUZZ_RANDOM,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                  HealthCheck.function_scoped_fixture,
                                                  HealthCheck.large_base_example])
