@@ -14,7 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
-from bench.common import Report, Row, machine
+from bench.common import Report, Row, machine, read_table
 from webhook.cli.progress import Progress
 
 BENCHES = {
@@ -28,6 +28,8 @@ BENCHES = {
     "B8": "bench.b8_apiserver",
 }
 DEFAULT_OUT = Path(__file__).resolve().parent / "results.md"
+BASELINE = Path(__file__).resolve().parent / "baseline.md"
+"""The full run of 2026-11-30, before issue 18's work: every full run puts its figures beside the new ones."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,9 +82,14 @@ def render(report: Report, total: float) -> str:
              f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}; total {total:.0f} s "
              f"({', '.join(f'{k} {v:.0f} s' for k, v in report.seconds.items())}).", ""]
     lines += [f"- {k}: {v}" for k, v in m.items()]
+    before = None if report.quick or not BASELINE.exists() else read_table(BASELINE.read_text())
     lines += ["", "Every ratio is against a floor measured in the same run; targets are reported, "
-              "not asserted. value/floor are medians unless the case says otherwise.", "",
-              report.table(), ""]
+              "not asserted. value/floor are medians unless the case says otherwise."]
+    if before is not None:
+        lines += ["", "*before*: the same case in `bench/baseline.md`, the full run of 2026-11-30 09:03 UTC made "
+                  "before issue 18's work (value and ratio; its B1 floor was `json.loads` + `json.dumps`, so for "
+                  "B1 compare the values, or the old-floor ratio each B1 row's context gives)."]
+    lines += ["", report.table(before), ""]
     met = [r for r in report.rows if r.met is True]
     missed = [r for r in report.rows if r.met is False]
     na = [r for r in report.rows if r.context.startswith("n/a")]

@@ -140,15 +140,39 @@ class Report:
     notes: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
 
-    def table(self) -> str:
-        head = "| bench | case | value | floor | ratio | target | met | context |"
-        lines = [head, "|---|---|---|---|---|---|---|---|"]
+    def table(self, before: dict[tuple[str, str], tuple[str, str]] | None = None) -> str:
+        """The markdown table; with ``before`` ((bench, case) -> (value, ratio) of an earlier run),
+        a column puts the earlier figure beside each row of the same case."""
+        cols = ["bench", "case", "value", "floor", "ratio", *(["before"] if before is not None else []),
+                "target", "met", "context"]
+        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         for r in self.rows:
             ratio = f"{r.ratio:.2f}×" if r.ratio is not None else "–"
             met = {True: "met", False: "NOT met", None: "–"}[r.met]
-            ctx = r.context.replace("|", "/")
-            lines.append(f"| {r.bench} | {r.case} | {r.value} | {r.floor} | {ratio} | {r.target} | {met} | {ctx} |")
+            cells = [r.bench, r.case, r.value, r.floor, ratio]
+            if before is not None:
+                old = before.get((r.bench, r.case))
+                cells.append(f"{old[0]} ({old[1]})" if old and old[1] != "–" else old[0] if old else "–")
+            cells += [r.target, met, r.context.replace("|", "/")]
+            lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines)
+
+
+def read_table(text: str) -> dict[tuple[str, str], tuple[str, str]]:
+    """(bench, case) -> (value, ratio) of the rows of a results table written by ``Report.table``."""
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    head: list[str] | None = None
+    for line in text.splitlines():
+        if not line.startswith("| ") or line.startswith("|---"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if head is None or cells[:2] == ["bench", "case"]:
+            head = cells
+            continue
+        row = dict(zip(head, cells, strict=False))
+        if "bench" in row and "case" in row:
+            out[(row["bench"], row["case"])] = (row.get("value", "–"), row.get("ratio", "–"))
+    return out
 
 
 def machine() -> dict[str, str]:
