@@ -16,6 +16,7 @@ import sys
 import time
 from typing import Any
 
+import orjson
 from gunicorn import glogging
 
 MAX_FIELD = 256
@@ -45,11 +46,16 @@ def cap(value: Any, limit: int = MAX_FIELD) -> Any:
 class JsonFormatter(logging.Formatter):
     """One JSON object per record: ts, level, logger, msg, the record's extras, exc."""
 
+    _second: tuple[int, str] = (-1, "")
+    """The last whole second formatted, and its text (one log line per review: most share it)."""
+
     def format(self, record: logging.LogRecord) -> str:
         """The record as one JSON line, every field capped."""
+        second = int(record.created)
+        if second != self._second[0]:
+            self._second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
         out: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-            + f".{int(record.msecs):03d}Z",
+            "ts": f"{self._second[1]}.{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": cap(_message(record)),
@@ -64,7 +70,10 @@ class JsonFormatter(logging.Formatter):
                 out["error"] = cap(f"{type(exc).__name__}: {exc}")
             else:
                 out["exc"] = self.formatException(record.exc_info)[-MAX_TRACEBACK:]
-        return json.dumps(out, default=str, ensure_ascii=False)
+        try:  # orjson writes the same JSON (UTF-8, not escaped) in a tenth of the time
+            return orjson.dumps(out, default=str).decode()
+        except (orjson.JSONEncodeError, TypeError):  # a lone surrogate, an integer past 64 bits
+            return json.dumps(out, default=str, ensure_ascii=False)
 
 
 def _message(record: logging.LogRecord) -> str:
