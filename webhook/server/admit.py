@@ -172,10 +172,10 @@ def record(metrics: Instruments, endpoint: Endpoint, req: AdmissionRequest, out:
 def read_body(environ: dict[str, Any], settings: Settings) -> bytes:
     """The request body, checked before it is read: the content type must be JSON (415) and a
     declared length within ``max_body_bytes`` (413; a moderately oversized body is read and
-    dropped first, so the client gets our answer rather than a reset connection). Werkzeug's
-    input stream enforces the limit while reading; without a Content-Length (chunked) it stops
-    at the limit silently, and one more byte on the raw stream tells a body that ends exactly
-    there from a longer one, which gets 413 like any oversized body."""
+    dropped first, so the client gets our answer rather than a reset connection). A body with a
+    Content-Length is read at once; without one (chunked) Werkzeug's input stream stops at the
+    limit silently, and one more byte on the raw stream tells a body that ends exactly there
+    from a longer one, which gets 413 like any oversized body."""
     ctype = _mimetype(environ.get("CONTENT_TYPE", ""))
     if ctype != "application/json":
         raise BadReview(f"unsupported content type {ctype or '(none)'!r}: expected application/json", 415)
@@ -184,8 +184,10 @@ def read_body(environ: dict[str, Any], settings: Settings) -> bytes:
     if length is not None and length > limit:
         _drain(environ.get("wsgi.input"), length, limit)
         raise BadReview(f"request body larger than {limit} bytes", 413)
+    if length is not None:  # the server stops the stream at the declared length
+        return bytes(environ["wsgi.input"].read(length)) if length else b""
     data: bytes = get_input_stream(environ, max_content_length=limit).read()
-    if length is None and len(data) >= limit:
+    if len(data) >= limit:
         stream = environ.get("wsgi.input")
         if stream is not None and stream.read(1):
             raise BadReview(f"request body larger than {limit} bytes", 413)
