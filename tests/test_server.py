@@ -8,7 +8,8 @@ import pytest
 
 from tests.builders import PODGROUP, SLICE, review
 from webhook.config import Settings
-from webhook.server.app import create_app, parse_go_duration
+from webhook.server.admit import parse_go_duration
+from webhook.server.app import create_app
 from webhook.state.base import ClusterSnapshot, StaticState
 
 
@@ -114,7 +115,7 @@ def test_go_durations(text, seconds):
 
 
 def test_internal_errors_are_json_500(monkeypatch):
-    import webhook.server.app as appmod
+    import webhook.server.admit as appmod
 
     def boom(*a, **k):
         raise RuntimeError("bug")

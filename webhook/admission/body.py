@@ -92,6 +92,8 @@ def too_deep(data: bytes, limit: int) -> bool:
     is never paired). Then deleting the quotes leaves the brackets outside strings; otherwise
     the strings are cut out one by one.
     """
+    if data.count(b"[") + data.count(b"{") <= limit:  # not even that many brackets, strings included
+        return False
     if b"\\" in data:
         data = _ESCAPES.sub(b"", data)
     structure = data.translate(_SQUARE, _NOT_STRUCTURE)

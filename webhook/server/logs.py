@@ -27,6 +27,8 @@ MAX_ITEMS = 20
 
 _STD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys()) | {"message", "asctime"}
 _CLIENT_ERRORS = (TimeoutError, ConnectionError, ssl.SSLError, EOFError)
+_ENCODER = json.JSONEncoder(default=str, ensure_ascii=False)
+"""``json.dumps(..., default=str, ensure_ascii=False)``, made once (the line's format: keep it)."""
 
 
 def cap(value: Any, limit: int = MAX_FIELD) -> Any:
@@ -45,11 +47,16 @@ def cap(value: Any, limit: int = MAX_FIELD) -> Any:
 class JsonFormatter(logging.Formatter):
     """One JSON object per record: ts, level, logger, msg, the record's extras, exc."""
 
+    _second: tuple[int, str] = (-1, "")
+    """The last whole second formatted, and its text (one log line per review: most share it)."""
+
     def format(self, record: logging.LogRecord) -> str:
         """The record as one JSON line, every field capped."""
+        second = int(record.created)
+        if second != self._second[0]:
+            self._second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
         out: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-            + f".{int(record.msecs):03d}Z",
+            "ts": f"{self._second[1]}.{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": cap(_message(record)),
@@ -64,7 +71,7 @@ class JsonFormatter(logging.Formatter):
                 out["error"] = cap(f"{type(exc).__name__}: {exc}")
             else:
                 out["exc"] = self.formatException(record.exc_info)[-MAX_TRACEBACK:]
-        return json.dumps(out, default=str, ensure_ascii=False)
+        return _ENCODER.encode(out)
 
 
 def _message(record: logging.LogRecord) -> str:
@@ -86,6 +93,10 @@ def setup_logging(level: str = "INFO", json_format: bool = True) -> None:
         "%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
     root.setLevel(level.upper())
+    # Neither format shows where a record was made nor its thread or process: skip gathering
+    # them (the logging HOWTO's "Optimization"), a sixth of the cost of a review's log line.
+    logging._srcfile = None
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
 
 
 class GunicornJsonLogger(glogging.Logger):  # type: ignore[misc]
