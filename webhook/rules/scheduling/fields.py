@@ -9,6 +9,7 @@ Pure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from webhook.fielderrors import FieldError
@@ -77,8 +78,8 @@ WORKLOAD_SPEC = GoType("struct", {"controllerRef": CONTROLLER_REF, "podGroupTemp
                                   "compositePodGroupTemplates": COMPOSITES})
 
 
-def _fields(t: GoType) -> dict[str, Any]:
-    return dict(t.fields)
+def _fields(t: GoType) -> Mapping[str, GoType | str]:
+    return t.fields
 
 
 # --- names --------------------------------------------------------------------------------------
