@@ -190,6 +190,20 @@ def rule(fn: Callable[..., list[FieldError]]) -> Callable[..., list[FieldError]]
     return run
 
 
+def optional_rule(fn: Callable[..., list[FieldError]]) -> Callable[..., list[FieldError]]:
+    """A ``rule`` whose gatekeeping checks are only optional, gated, immutable, maxItems and the
+    update constraints (never required): a field that is null on CREATE fires ``optional`` (or
+    ``gated``) without an error and none of the others, so there is nothing to look at."""
+    def run(f: Field, *args: Any, **kwargs: Any) -> list[FieldError]:
+        if f.new is None and not f.update:
+            return []
+        if f.unchanged():
+            return []
+        return mistyped(f) or fn(f, *args, **kwargs)
+    run.__doc__, run.__name__ = fn.__doc__, fn.__name__
+    return run
+
+
 # --- gatekeeping checks: (errors, fired) ------------------------------------------------------
 
 Check = tuple[list[FieldError], bool]
