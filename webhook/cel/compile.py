@@ -250,7 +250,9 @@ def _runtime_message(e: CELEvalError) -> str:
 
 _lock = threading.Lock()
 _env: celpy.Environment | None = None
-_cache: OrderedDict[tuple[str, Mode], Selector | CelCompileError] = OrderedDict()
+_cache: OrderedDict[tuple[str, bool, bool, bool], Selector | CelCompileError] = OrderedDict()
+#: The eight modes, made once (the cache is keyed by the flags: a tuple of plain values hashes fast).
+_MODES = {(d, lt, cc): Mode(d, lt, cc) for d in (False, True) for lt in (False, True) for cc in (False, True)}
 
 
 def _environment() -> celpy.Environment:
@@ -331,7 +333,7 @@ def compile_result(expression: str, *, derived: bool = False, list_types: bool =
     """Compile (or fetch from the cache) without raising; errors are cached too. A selector
     unless ``derived`` (a derived attribute's expression); the flags follow the gates that
     change the environment."""
-    key = (expression, Mode(derived, list_types, consumable_capacity))
+    key = (expression, derived, list_types, consumable_capacity)
     # The lock guards the LRU only: compiling happens outside it, so two threads may compile
     # the same new expression at once; both get the same answer.
     with _lock:
@@ -339,7 +341,7 @@ def compile_result(expression: str, *, derived: bool = False, list_types: bool =
         if hit is not None:
             _cache.move_to_end(key)
             return hit
-    built = _build(expression, key[1])
+    built = _build(expression, _MODES[derived, list_types, consumable_capacity])
     with _lock:
         _cache[key] = built
         _cache.move_to_end(key)

@@ -37,6 +37,10 @@ from webhook.rules.names import (
 from webhook.rules.shape import type_error
 
 META = FieldPath.root("metadata")
+AT = {name: META.child(name) for name in (
+    "annotations", "deletionGracePeriodSeconds", "deletionTimestamp", "finalizers", "generateName",
+    "generation", "labels", "name", "namespace", "ownerReferences", "resourceVersion", "uid")}
+"""The paths of the metadata fields (built once: every review checks them)."""
 ANNOTATIONS_MAX_BYTES = 256 * 1024
 #: What the apiserver keeps of a generateName before it adds 5 random characters (63 - 5).
 GENERATED_PREFIX_MAX = 58
@@ -114,7 +118,7 @@ def _update(meta: dict[str, Any], old: dict[str, Any], rules: MetaRules, namespa
     # The generic UPDATE checks hold a generateName only to path-segment rules ...
     gen = meta.get("generateName")
     if isinstance(gen, str):
-        errs += [invalid(META.child("generateName"), gen, m) for m in is_path_segment_prefix(gen)]
+        errs += [invalid(AT["generateName"], gen, m) for m in is_path_segment_prefix(gen)]
     # ... a kind that runs its CREATE rules again holds it to its own name rule.
     if rules.create_rules_on_update:
         errs += _names(meta, rules, namespaced)
@@ -127,19 +131,19 @@ def _update(meta: dict[str, Any], old: dict[str, Any], rules: MetaRules, namespa
 
 def _names(meta: dict[str, Any], rules: MetaRules, namespaced: bool) -> list[FieldError]:
     errs: list[FieldError] = []
-    gen = _text(meta.get("generateName"), META.child("generateName"), errs)
-    name = _text(meta.get("name"), META.child("name"), errs)
+    gen = _text(meta.get("generateName"), AT["generateName"], errs)
+    name = _text(meta.get("name"), AT["name"], errs)
     if gen and rules.generate_name_checked:
-        errs += [invalid(META.child("generateName"), gen, m) for m in rules.name_check(_mask_trailing_dash(gen))]
+        errs += [invalid(AT["generateName"], gen, m) for m in rules.name_check(_mask_trailing_dash(gen))]
     if not name and gen:
         name = gen[:GENERATED_PREFIX_MAX] + GENERATED_SUFFIX
     if not name:
-        errs.append(required(META.child("name"), "name or generateName is required"))
+        errs.append(required(AT["name"], "name or generateName is required"))
     else:
-        errs += [invalid(META.child("name"), name, m) for m in rules.name_check(name)]
-    ns = _text(meta.get("namespace"), META.child("namespace"), errs)
+        errs += [invalid(AT["name"], name, m) for m in rules.name_check(name)]
+    ns = _text(meta.get("namespace"), AT["namespace"], errs)
     if namespaced and ns:
-        errs += [invalid(META.child("namespace"), ns, m) for m in is_dns1123_label(ns)]
+        errs += [invalid(AT["namespace"], ns, m) for m in is_dns1123_label(ns)]
     return errs
 
 
@@ -167,11 +171,11 @@ def _common(meta: dict[str, Any], *, check_generation: bool = True) -> list[Fiel
     errs: list[FieldError] = []
     gen = meta.get("generation")
     if check_generation and isinstance(gen, int) and not isinstance(gen, bool) and gen < 0:
-        errs.append(invalid(META.child("generation"), gen, "must be greater than or equal to 0"))
-    errs += validate_labels(meta.get("labels"), META.child("labels"))
-    errs += validate_annotations(meta.get("annotations"), META.child("annotations"))
-    errs += validate_owner_references(meta.get("ownerReferences"), META.child("ownerReferences"))
-    errs += validate_finalizers(meta.get("finalizers"), META.child("finalizers"))
+        errs.append(invalid(AT["generation"], gen, "must be greater than or equal to 0"))
+    errs += validate_labels(meta.get("labels"), AT["labels"])
+    errs += validate_annotations(meta.get("annotations"), AT["annotations"])
+    errs += validate_owner_references(meta.get("ownerReferences"), AT["ownerReferences"])
+    errs += validate_finalizers(meta.get("finalizers"), AT["finalizers"])
     return errs
 
 
@@ -355,19 +359,19 @@ def _identity_update(meta: dict[str, Any], old: dict[str, Any], namespaced: bool
     409 Conflict upstream), or absent where the kind allows unconditional updates."""
     errs: list[FieldError] = []
     if (meta.get("name") or "") != (old.get("name") or ""):
-        errs.append(immutable(META.child("name"), meta.get("name")))
+        errs.append(immutable(AT["name"], meta.get("name")))
     if namespaced and meta.get("namespace") and meta.get("namespace") != old.get("namespace"):
-        errs.append(immutable(META.child("namespace"), meta.get("namespace")))
+        errs.append(immutable(AT["namespace"], meta.get("namespace")))
     if meta.get("uid") and meta.get("uid") != old.get("uid"):
-        errs.append(immutable(META.child("uid"), meta.get("uid")))
+        errs.append(immutable(AT["uid"], meta.get("uid")))
     # Only a stored object has a resourceVersion: two hand-written files for `review --old-file`
     # usually have none, and then there is nothing to compare.
     rv, old_rv = meta.get("resourceVersion"), old.get("resourceVersion")
     if old_rv and rv and rv != old_rv:
-        errs.append(invalid(META.child("resourceVersion"), rv, "the object has been modified (the stored "
+        errs.append(invalid(AT["resourceVersion"], rv, "the object has been modified (the stored "
                                                                f"resourceVersion is {old_rv})"))
     elif old_rv and not rv and not rules.unconditional_update:
-        errs.append(invalid(META.child("resourceVersion"), rv or "", "must be specified for an update"))
+        errs.append(invalid(AT["resourceVersion"], rv or "", "must be specified for an update"))
     return errs
 
 
@@ -377,14 +381,14 @@ def _deletion_update(meta: dict[str, Any], old: dict[str, Any]) -> list[FieldErr
     errs: list[FieldError] = []
     old_ts = old.get("deletionTimestamp")
     if not old_ts and meta.get("deletionTimestamp"):
-        errs.append(immutable(META.child("deletionTimestamp"), meta.get("deletionTimestamp")))
+        errs.append(immutable(AT["deletionTimestamp"], meta.get("deletionTimestamp")))
     grace, old_grace = meta.get("deletionGracePeriodSeconds"), old.get("deletionGracePeriodSeconds")
     if grace is not None and grace != old_grace:
-        errs.append(immutable(META.child("deletionGracePeriodSeconds"), grace))
+        errs.append(immutable(AT["deletionGracePeriodSeconds"], grace))
     if old_ts:
         new = {f for f in meta.get("finalizers") or [] if isinstance(f, str)}
         added = sorted(new - {f for f in old.get("finalizers") or [] if isinstance(f, str)})
         if added:
-            errs.append(forbidden(META.child("finalizers"), "no new finalizers can be added if the object is being "
+            errs.append(forbidden(AT["finalizers"], "no new finalizers can be added if the object is being "
                                                             f"deleted, found new finalizers {added}"))
     return errs

@@ -128,9 +128,17 @@ def claim_spec(spec: Any, old: Any, path: FieldPath) -> list[FieldError]:
 def _device_claim(dev: Any, old: Any, path: FieldPath) -> list[FieldError]:
     d = _obj(dev)
     errs = _items(d.get("requests"), _get(old, "requests"), path.child("requests"), 32, _request, _name, pair=True)
-    errs += _items(d.get("constraints"), _get(old, "constraints"), path.child("constraints"), 32, _constraint)
-    errs += _items(d.get("config"), _get(old, "config"), path.child("config"), 32, _claim_config)
+    if _listed(d, "constraints"):
+        errs += _items(d["constraints"], _get(old, "constraints"), path.child("constraints"), 32, _constraint)
+    if _listed(d, "config"):
+        errs += _items(d["config"], _get(old, "config"), path.child("config"), 32, _claim_config)
     return errs
+
+
+def _listed(d: dict[str, Any], key: str) -> bool:
+    """Whether member ``key`` is a non-empty list: anything else gives ``_items`` nothing to check."""
+    v = d.get(key)
+    return isinstance(v, list) and len(v) > 0
 
 
 def _request(req: Any, old: Any, path: FieldPath) -> list[FieldError]:
@@ -138,8 +146,9 @@ def _request(req: Any, old: Any, path: FieldPath) -> list[FieldError]:
     errs: list[FieldError] = []
     if r.get("exactly") is not None:
         errs += _member(r, old, "exactly", path, _exact)
-    errs += _items(r.get("firstAvailable"), _get(old, "firstAvailable"), path.child("firstAvailable"), 8,
-                   _sub_request, _name, pair=True)
+    if _listed(r, "firstAvailable"):
+        errs += _items(r["firstAvailable"], _get(old, "firstAvailable"), path.child("firstAvailable"), 8,
+                       _sub_request, _name, pair=True)
     return errs
 
 
@@ -159,12 +168,16 @@ def _sub_request(sub: Any, old: Any, path: FieldPath) -> list[FieldError]:
 
 def _request_body(body: dict[str, Any], old: Any, path: FieldPath) -> list[FieldError]:
     """What ``exactly`` and a sub-request share (deviceClassName is checked by hand for ``exactly``)."""
-    errs = _items(body.get("selectors"), _get(old, "selectors"), path.child("selectors"), 32)
-    if not _same(body.get("allocationMode"), _get(old, "allocationMode")):
+    errs: list[FieldError] = []
+    if _listed(body, "selectors"):
+        errs += _items(body["selectors"], _get(old, "selectors"), path.child("selectors"), 32)
+    if not _same(body.get("allocationMode"), _get(old, "allocationMode")) and body.get("allocationMode"):
         errs += _enum(body.get("allocationMode"), path.child("allocationMode"), ALLOCATION_MODES)
-    errs += _items(body.get("tolerations"), _get(old, "tolerations"), path.child("tolerations"), None, toleration)
-    errs += _items(body.get("derivedAttributes"), _get(old, "derivedAttributes"), path.child("derivedAttributes"),
-                   32, _derived)
+    if _listed(body, "tolerations"):
+        errs += _items(body["tolerations"], _get(old, "tolerations"), path.child("tolerations"), None, toleration)
+    if _listed(body, "derivedAttributes"):
+        errs += _items(body["derivedAttributes"], _get(old, "derivedAttributes"), path.child("derivedAttributes"),
+                       32, _derived)
     return errs
 
 

@@ -96,11 +96,12 @@ def validate_device_claim(devices: dict[str, Any], path: FieldPath, ctx: RuleCon
     if within(constraints, CONSTRAINTS_MAX, cp, errs):
         for i, con in enumerate(constraints):
             errs.extend(validate_constraint(con, cp.index(i), names, ctx))
-    fp = path.child("config")
-    configs = as_list(devices.get("config"), fp, errs) or []
-    if within(configs, CONFIG_MAX, fp, errs):
-        for i, cfg in enumerate(configs):
-            errs.extend(validate_claim_config(cfg, fp.index(i), names))
+    if devices.get("config") is not None:
+        fp = path.child("config")
+        configs = as_list(devices["config"], fp, errs) or []
+        if within(configs, CONFIG_MAX, fp, errs):
+            for i, cfg in enumerate(configs):
+                errs.extend(validate_claim_config(cfg, fp.index(i), names))
     if claim.derived_cost > DERIVED_TOTAL_MAX_COST:
         errs.append(forbidden(path, "too complex, total cost of derived attribute CEL expressions in the "
                                     "claim exceeds cost limit"))
@@ -119,8 +120,11 @@ def validate_device_request(value: Any, path: FieldPath, claim: _Claim) -> list[
     raw_name = req.get("name")
     name = raw_name if isinstance(raw_name, str) else ""
     errs.extend(validate_request_name(raw_name or "", path.child("name")))
-    fa_path = path.child("firstAvailable")
-    first = as_list(req.get("firstAvailable"), fa_path, errs) or []
+    first: list[Any] = []
+    fa_path = path  # replaced below when the list is set: only then is it used
+    if req.get("firstAvailable") is not None:
+        fa_path = path.child("firstAvailable")
+        first = as_list(req["firstAvailable"], fa_path, errs) or []
     exactly = req.get("exactly")
     if first and exactly is not None:
         errs.append(invalid(path, None, "exactly one of `exactly` or `firstAvailable` is required, but "
@@ -162,14 +166,18 @@ def validate_sub_request(value: Any, path: FieldPath, claim: _Claim, parent: str
 
 
 def _request_body(body: dict[str, Any], path: FieldPath, claim: _Claim, request: str) -> list[FieldError]:
-    """What ``exactly`` and a subrequest share: class, selectors, derived attributes, mode, tolerations."""
+    """What ``exactly`` and a subrequest share: class, selectors, derived attributes, mode, tolerations.
+    An absent optional list or map has nothing to report: its path is not even built."""
     errs = validate_device_class_name(body.get("deviceClassName"), path.child("deviceClassName"))
-    errs.extend(validate_selectors(body.get("selectors"), path.child("selectors"), claim.ctx.gates))
-    errs.extend(validate_derived_attributes(body.get("derivedAttributes"), path.child("derivedAttributes"),
-                                            claim, request))
+    if (selectors := body.get("selectors")) is not None:
+        errs.extend(validate_selectors(selectors, path.child("selectors"), claim.ctx.gates))
+    if (derived := body.get("derivedAttributes")) is not None:
+        errs.extend(validate_derived_attributes(derived, path.child("derivedAttributes"), claim, request))
     errs.extend(validate_allocation_mode(body, path))
-    errs.extend(validate_tolerations(body.get("tolerations"), path.child("tolerations")))
-    errs.extend(validate_capacity_requests(body.get("capacity"), path.child("capacity")))
+    if (tolerations := body.get("tolerations")) is not None:
+        errs.extend(validate_tolerations(tolerations, path.child("tolerations")))
+    if (capacity := body.get("capacity")) is not None:
+        errs.extend(validate_capacity_requests(capacity, path.child("capacity")))
     return errs
 
 
@@ -214,16 +222,15 @@ def validate_allocation_mode(req: dict[str, Any], path: FieldPath) -> list[Field
     if mode in (None, ""):
         mode = "ExactCount"
     count = req.get("count")
-    cp = path.child("count")
     if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
-        return [type_error(cp, count, "integer")]
+        return [type_error(path.child("count"), count, "integer")]
     if mode == "All":
         if count not in (None, 0):
-            return [invalid(cp, count, "must not be specified when allocationMode is 'All'")]
+            return [invalid(path.child("count"), count, "must not be specified when allocationMode is 'All'")]
         return []
     if mode == "ExactCount":
         n = 1 if count in (None, 0) else count
-        return [invalid(cp, count, "must be greater than zero")] if n <= 0 else []
+        return [invalid(path.child("count"), count, "must be greater than zero")] if n <= 0 else []
     return [not_supported(path.child("allocationMode"), mode, ALLOCATION_MODES)]
 
 

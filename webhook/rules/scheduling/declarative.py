@@ -95,7 +95,13 @@ def same(new: Any, old: Any, t: GoType | str) -> bool:
 
 
 def is_set(value: Any, t: GoType | str) -> bool:
-    return canon(value, t) is not None
+    """``canon(value, t) is not None``, without building the canonical value."""
+    kind = (t if isinstance(t, GoType) else _NAMED[t]).kind
+    if value is None:
+        return kind == "struct"
+    if kind in ("str", "int"):
+        return not (value in ("", 0) and not isinstance(value, bool))
+    return not (kind == "list" and value == [])
 
 
 def sub(value: Any, key: str) -> Any:
@@ -105,19 +111,32 @@ def sub(value: Any, key: str) -> Any:
     return value.get(key) if isinstance(value, dict) else None
 
 
-@dataclass(frozen=True)
 class Field:
-    """One field being judged: where it is, its new and old value, and the request."""
+    """One field being judged: where it is, its new and old value, and the request.
 
-    path: FieldPath
-    new: Any
-    old: Any
-    t: GoType | str
-    ctx: RuleContext
+    Immutable by convention. A child's path is built only when it is asked for (to report an
+    error): most fields visited never need one.
+    """
+
+    __slots__ = ("_path", "_parent", "_step", "new", "old", "t", "ctx", "update")
+
+    def __init__(self, path: FieldPath | None, new: Any, old: Any, t: GoType | str, ctx: RuleContext) -> None:
+        self._path = path
+        self._parent: Field | None = None
+        self._step: str | int = ""
+        self.new = new
+        self.old = old
+        self.t: GoType = _resolve(t)
+        self.ctx = ctx
+        self.update = ctx.is_update()
 
     @property
-    def update(self) -> bool:
-        return self.ctx.is_update()
+    def path(self) -> FieldPath:
+        if self._path is None:
+            assert self._parent is not None
+            parent = self._parent.path
+            self._path = parent.index(self._step) if isinstance(self._step, int) else parent.child(self._step)
+        return self._path
 
     def unchanged(self) -> bool:
         """Ratcheting: nothing to do on an UPDATE that leaves the field as it was."""
@@ -128,18 +147,32 @@ class Field:
 
     def child(self, key: str, t: GoType | str) -> Field:
         new = self.new.get(key) if isinstance(self.new, dict) else None
-        return Field(self.path.child(key), new, sub(self.old, key), t, self.ctx)
+        old = self.old
+        old = old if old is NO_OLD else old.get(key) if isinstance(old, dict) else None  # sub()
+        return self.item(key, new, old, t)
+
+    def item(self, step: str | int, new: Any, old: Any, t: GoType | str) -> Field:
+        """The field one step below (a member name or a list index), its values given."""
+        f = _new_field(Field)
+        f._path, f._parent, f._step, f.new, f.old = None, self, step, new, old
+        f.t, f.ctx, f.update = t if isinstance(t, GoType) else _NAMED[t], self.ctx, self.update
+        return f
+
+
+_new_field = object.__new__
+
+
+_PY_TYPE: dict[str, Any] = {"string": str, "object": dict, "array": list, "integer": int}
 
 
 def mistyped(f: Field) -> list[FieldError]:
     """A JSON value of the wrong type (or an int outside int32): the apiserver cannot decode it.
     ``review`` refuses such bodies before any rule runs; the rules still never trip over one."""
-    v, want = f.new, _JSON[_resolve(f.t).kind]
+    v = f.new
     if v is None:
         return []
-    ok = {"string": isinstance(v, str), "object": isinstance(v, dict), "array": isinstance(v, list),
-          "integer": isinstance(v, int) and not isinstance(v, bool)}[want]
-    if not ok:
+    want = _JSON[f.t.kind]
+    if not isinstance(v, _PY_TYPE[want]) or (want == "integer" and isinstance(v, bool)):
         return [type_error(f.path, v, want)]  # type: ignore[arg-type]
     if want == "integer" and not INT32_MIN <= v <= INT32_MAX:
         return [invalid(f.path, v, "must be a 32-bit integer")]
@@ -150,6 +183,20 @@ def rule(fn: Callable[..., list[FieldError]]) -> Callable[..., list[FieldError]]
     """A field rule: nothing to do when the field is unchanged (ratcheting), a type error alone
     when it is not of its JSON type, else ``fn``."""
     def run(f: Field, *args: Any, **kwargs: Any) -> list[FieldError]:
+        if f.unchanged():
+            return []
+        return mistyped(f) or fn(f, *args, **kwargs)
+    run.__doc__, run.__name__ = fn.__doc__, fn.__name__
+    return run
+
+
+def optional_rule(fn: Callable[..., list[FieldError]]) -> Callable[..., list[FieldError]]:
+    """A ``rule`` whose gatekeeping checks are only optional, gated, immutable, maxItems and the
+    update constraints (never required): a field that is null on CREATE fires ``optional`` (or
+    ``gated``) without an error and none of the others, so there is nothing to look at."""
+    def run(f: Field, *args: Any, **kwargs: Any) -> list[FieldError]:
+        if f.new is None and not f.update:
+            return []
         if f.unchanged():
             return []
         return mistyped(f) or fn(f, *args, **kwargs)
@@ -296,7 +343,7 @@ def each(f: Field, key: str | None, validate: Callable[[Field], list[FieldError]
         old = NO_OLD
         if key is not None:
             old = next((o for o in old_items if _key(o, key) == _key(item, key)), NO_OLD)
-        g = Field(f.path.index(i), item, old, item_t, f.ctx)
+        g = f.item(i, item, old, item_t)
         if f.update and old is not NO_OLD and same(item, old, item_t):
             continue
         errs += mistyped(g) or validate(g)

@@ -9,6 +9,7 @@ Pure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from webhook.fielderrors import FieldError
@@ -32,6 +33,7 @@ from webhook.rules.scheduling.declarative import (
     no_add_no_remove,
     no_set_no_unset,
     optional,
+    optional_rule,
     required_,
     rule,
     text_format,
@@ -77,8 +79,8 @@ WORKLOAD_SPEC = GoType("struct", {"controllerRef": CONTROLLER_REF, "podGroupTemp
                                   "compositePodGroupTemplates": COMPOSITES})
 
 
-def _fields(t: GoType) -> dict[str, Any]:
-    return dict(t.fields)
+def _fields(t: GoType) -> Mapping[str, GoType | str]:
+    return t.fields
 
 
 # --- names --------------------------------------------------------------------------------------
@@ -91,7 +93,7 @@ def required_name(f: Field, check: Any) -> list[FieldError]:
     return errs if stop else errs + text_format(f, check)
 
 
-@rule
+@optional_rule
 def optional_name(f: Field, check: Any) -> list[FieldError]:
     errs, stop = gatekeep(optional(f))
     return errs if stop else errs + text_format(f, check)
@@ -109,12 +111,12 @@ def scheduling_policy(f: Field, count: str = "minCount") -> list[FieldError]:
             + _gang(f.child("gang", types["gang"]), count))
 
 
-@rule
+@optional_rule
 def _basic(f: Field) -> list[FieldError]:
     return gatekeep(immutable(f), optional(f))[0]
 
 
-@rule
+@optional_rule
 def _gang(f: Field, count: str) -> list[FieldError]:
     errs, stop = gatekeep(optional(f), no_set_no_unset(f))
     return errs if stop else errs + _count(f.child(count, INT))
@@ -129,7 +131,7 @@ def _count(f: Field) -> list[FieldError]:
 # --- schedulingConstraints ------------------------------------------------------------------------
 
 
-@rule
+@optional_rule
 def scheduling_constraints(f: Field, *, gate_governs: bool, immutable_when_on_only: bool = False) -> list[FieldError]:
     """Topology constraints (at most one, each a label key). PodGroup and template constraints are
     governed by TopologyAwareWorkloadScheduling (a PodGroup's immutable only with it on);
@@ -142,7 +144,7 @@ def scheduling_constraints(f: Field, *, gate_governs: bool, immutable_when_on_on
     return errs if stop else errs + _topology(f.child("topology", TOPOLOGY))
 
 
-@rule
+@optional_rule
 def _topology(f: Field) -> list[FieldError]:
     errs, stop = gatekeep(max_items(f, TOPOLOGY_CONSTRAINTS_MAX), optional(f))
     if stop:
@@ -153,7 +155,7 @@ def _topology(f: Field) -> list[FieldError]:
 # --- resourceClaims ---------------------------------------------------------------------------------
 
 
-@rule
+@optional_rule
 def resource_claims(f: Field) -> list[FieldError]:
     """Immutable; at most 4; unique names; each a DNS-label name and exactly one of a claim or a
     template name (DNS subdomains)."""
@@ -182,27 +184,27 @@ def disruption_mode(f: Field, *, required: bool) -> list[FieldError]:
     return errs + union(f, ("single", "all"), types) + _empty(f.child("single", EMPTY)) + _empty(f.child("all", EMPTY))
 
 
-@rule
+@optional_rule
 def _empty(f: Field) -> list[FieldError]:
     """An optional member that is an empty struct: nothing in it to check but its type."""
     return []
 
 
-@rule
+@optional_rule
 def priority_class_name(f: Field) -> list[FieldError]:
     """Immutable; "" is unset; otherwise a DNS subdomain."""
     errs, stop = gatekeep(immutable(f), optional(f))
     return errs if stop else errs + text_format(f, is_dns1123_subdomain)
 
 
-@rule
+@optional_rule
 def priority(f: Field) -> list[FieldError]:
     """Immutable; at most 1000000000 (negatives allowed)."""
     errs, stop = gatekeep(immutable(f), optional(f))
     return errs if stop else errs + int_bound(f, maximum=HIGHEST_USER_PRIORITY)
 
 
-@rule
+@optional_rule
 def preemption_policy(f: Field) -> list[FieldError]:
     """Forbidden while PodGroupPreemptionPolicy is off; immutable; Never or PreemptLowerPriority."""
     errs, stop = gatekeep(gated(f, Gate.POD_GROUP_PREEMPTION_POLICY), immutable(f))
@@ -227,7 +229,7 @@ def _priorities(f: Field) -> list[FieldError]:
             + preemption_policy(f.child("preemptionPolicy", PSTR)))
 
 
-@rule
+@optional_rule
 def template_list(f: Field, item: Any, *, gate: Gate | None = None) -> list[FieldError]:
     """A list of templates keyed by name: at most 8, none added or removed on UPDATE, unique names,
     each item (against the old item of the same name)."""
@@ -258,7 +260,7 @@ def controller_ref(f: Field) -> list[FieldError]:
                           ("name", is_path_segment_name, True)))
 
 
-@rule
+@optional_rule
 def _reference(f: Field, members: tuple[tuple[str, Any, bool], ...]) -> list[FieldError]:
     """An optional, immutable reference: each member (name, format, required) a plain string."""
     errs, stop = gatekeep(immutable(f), optional(f))
@@ -284,7 +286,7 @@ def podgroup_spec(f: Field) -> list[FieldError]:
             + _priorities(f))
 
 
-@rule
+@optional_rule
 def _parent(f: Field) -> list[FieldError]:
     """Forbidden while CompositePodGroup is off; immutable; a DNS subdomain."""
     errs, stop = gatekeep(gated(f, Gate.COMPOSITE_POD_GROUP), immutable(f))

@@ -144,13 +144,13 @@ def validate_qualified_name(name: str, path: FieldPath) -> list[FieldError]:
     The same few names repeat on every device of a slice: the verdict per name is cached and
     field errors are only built for a bad name.
     """
-    if isinstance(name, str) and len(name) <= 2 * KEY_TRUNCATE and _qualified_name_ok(name):
+    if isinstance(name, str) and len(name) <= 2 * KEY_TRUNCATE and qualified_name_ok(name):
         return []
     return _qualified_name_errors(name, path)
 
 
 @lru_cache(maxsize=4096)
-def _qualified_name_ok(name: str) -> bool:
+def qualified_name_ok(name: str) -> bool:
     return not _qualified_name_errors(name, FieldPath())
 
 

@@ -23,6 +23,7 @@ without repeating a (field, reason) pair.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from webhook.fielderrors import (
@@ -56,12 +57,16 @@ def merge(handwritten: list[FieldError], declarative: list[FieldError]) -> list[
     return handwritten + [e for e in declarative if (e.field, e.type) not in have]
 
 
-def spec_errors(spec: dict[str, Any], old: dict[str, Any] | None, path: FieldPath) -> list[FieldError]:
+def spec_errors(spec: dict[str, Any], old: dict[str, Any] | None, path: FieldPath,
+                skip: Sequence[bool] = ()) -> list[FieldError]:
+    """``skip[i]``: device ``i`` is known to pass (``plain.PlainDevices``), leave it out."""
     errs: list[FieldError] = []
     devices = spec.get("devices")
-    if isinstance(devices, list) and (old is None or not semantic_equal(old.get("devices"), devices)):
+    if isinstance(devices, list) and not (len(skip) == len(devices) and all(skip)) \
+            and (old is None or not semantic_equal(old.get("devices"), devices)):
         for i, d in enumerate(devices):
-            errs += device(d, path.child("devices").index(i))
+            if i >= len(skip) or not skip[i]:
+                errs += device(d, path.child("devices").index(i))
     errs += _counter_sets(spec.get("sharedCounters"), old, path.child("sharedCounters"))
     errs += _skip_operations(spec.get("skipNodeOperations"), old, path.child("skipNodeOperations"))
     return errs
@@ -78,7 +83,7 @@ def device(dev: Any, path: FieldPath) -> list[FieldError]:
         errs += [e for key, a in attrs.items() if not _one_member(a)
                  for e in _attribute_union(a, path.child("attributes").key(key))]
     cc = dev.get("consumesCounters")
-    if cc and not _plain_consumptions(cc):
+    if cc and not plain_consumptions(cc):
         errs += _consumptions(cc, path.child("consumesCounters"))
     taints = dev.get("taints")
     if isinstance(taints, list):
@@ -107,7 +112,7 @@ def _one_member(attr: Any) -> bool:
     return not _attribute_union(attr, FieldPath())
 
 
-def _plain_consumptions(entries: Any) -> bool:
+def plain_consumptions(entries: Any) -> bool:
     """The common case, cheaply: ≤ 2 entries, distinct DNS-label counter sets with DNS-label
     counter names, ≤ 2 distinct DNS-label compatibility groups."""
     if not isinstance(entries, list) or len(entries) > CONSUMES_COUNTERS_MAX:

@@ -15,6 +15,7 @@ something meaningful, i.e. not null or empty, was removed).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from itertools import chain
 from typing import Any
 
 from webhook.gates import Gate
@@ -129,6 +130,14 @@ class _Stripper:
         self.work = work
         self.ops: list[dict[str, Any]] = []
         self.gone: set[tuple[str | int, ...]] = set()
+        self._device_keys: frozenset[str] | None = None
+
+    def device_keys(self) -> frozenset[str]:
+        """Every key any device object has (null or not): a strip whose device keys are not
+        among them has nothing to visit. Computed once; the working object never changes."""
+        if self._device_keys is None:
+            self._device_keys = frozenset().union(*(d for _, d in _devices(self.work)))
+        return self._device_keys
 
     def remove(self, container: dict[str, Any], key: str, *tokens: str | int) -> bool:
         """Plan removing ``key`` (if present and not null); answer whether the value was meaningful."""
@@ -147,6 +156,8 @@ def _strip_spec_and_devices(s: _Stripper, spec_keys: tuple[str, ...], dev_keys: 
     for k in spec_keys:
         if s.remove(spec, k, "spec"):
             removed.append(k)
+    if s.device_keys().isdisjoint(dev_keys):
+        return removed
     for i, d in _devices(s.work):
         for k in dev_keys:
             if s.remove(d, k, "spec", "devices", i):
@@ -173,13 +184,22 @@ def _strip_list_attributes(s: _Stripper) -> list[str]:
     removed: list[str] = []
     for i, d in _devices(s.work):
         attrs = d.get("attributes")
-        if isinstance(attrs, dict):
+        if isinstance(attrs, dict) and not _scalars_only(attrs):
             for name, a in attrs.items():
                 if isinstance(a, dict) and not _LIST_KIND_SET.isdisjoint(a):
                     for k in LIST_KINDS:
                         if s.remove(a, k, "spec", "devices", i, "attributes", name):
                             removed.append(k)
     return removed
+
+
+def _scalars_only(attrs: dict[str, Any]) -> bool:
+    """A quick sure "no attribute here has a list member": no member name of any attribute is
+    a list kind (one pass in C; values that are not objects make it give up, never lie)."""
+    try:
+        return _LIST_KIND_SET.isdisjoint(chain.from_iterable(attrs.values()))
+    except TypeError:  # an attribute that is a number, null, or a list of unhashable items
+        return False
 
 
 def _summary(gate: str, removed: list[str]) -> str:
@@ -254,7 +274,7 @@ def mutate_slice(obj: Any, ctx: RuleContext) -> Mutation:
 
     strip_groups = not ctx.gates.enabled(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS) and not _groups_in_use(old)
     stripped = 0
-    for i, d in _devices(s.work):
+    for i, d in _devices(s.work) if "consumesCounters" in s.device_keys() else ():
         if ("spec", "devices", i, "consumesCounters") in s.gone:
             continue
         for j, e in _consumptions(d):

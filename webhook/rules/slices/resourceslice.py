@@ -44,6 +44,7 @@ from webhook.rules.slices.common import (
 from webhook.rules.slices.declarative import COUNTER_SETS_MAX
 from webhook.rules.slices.devices import validate_counters_member, validate_device
 from webhook.rules.slices.mutate import mutate_slice
+from webhook.rules.slices.plain import PlainDevices
 
 DEVICES_MAX = 128
 DEVICES_ADVANCED_MAX = 64  # with taints, counter consumption or list-typed attributes
@@ -117,12 +118,13 @@ def validate_spec(spec: dict[str, Any], old: dict[str, Any] | None, ctx: RuleCon
     errs.extend(_node_selection(spec))
     if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
         errs.append(invalid(SPEC, "", "only one of `sharedCounters` or `devices` is allowed"))
-    errs.extend(_validate_devices(spec, old, ctx))
+    plain = _plain_devices(spec, ctx)
+    errs.extend(_validate_devices(spec, old, ctx, plain))
     errs.extend(_validate_shared_counters(spec.get("sharedCounters"), SPEC.child("sharedCounters")))
     if spec.get("partitionTypeAttribute") is not None:
         errs.extend(_partition_type_attribute(spec, old, ctx))
     errs.extend(_skip_node_operations(spec))
-    return declarative.merge(errs, declarative.spec_errors(spec, old, SPEC))
+    return declarative.merge(errs, declarative.spec_errors(spec, old, SPEC, skip=plain))
 
 
 def _validate_pool(value: Any, path: FieldPath) -> list[FieldError]:
@@ -203,8 +205,23 @@ def _node_selection(spec: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-def _device_limit(devices: list[Any]) -> int:
-    for d in devices:
+def _plain_devices(spec: dict[str, Any], ctx: RuleContext) -> list[bool]:
+    """For each entry of ``spec.devices``: whether it certainly passes every per-device rule
+    (``plain``), so neither the handwritten nor the declarative device rules need to run."""
+    devices = spec.get("devices")
+    if not isinstance(devices, list):
+        return []
+    shortcut = PlainDevices(spec.get("perDeviceNodeSelection") is True,
+                            ctx.gates.enabled(Gate.DRA_FRACTIONAL_CAPACITY_RANGE))
+    return [shortcut.ok(d) for d in devices]
+
+
+def _device_limit(devices: list[Any], plain: list[bool]) -> int:
+    for d, ok in zip(devices, plain, strict=True):
+        if ok:  # no taints, no list attributes: advanced only when it consumes counters
+            if d.get("consumesCounters"):
+                return DEVICES_ADVANCED_MAX
+            continue
         if not isinstance(d, dict):
             continue
         taints, cc = d.get("taints"), d.get("consumesCounters")
@@ -213,13 +230,14 @@ def _device_limit(devices: list[Any]) -> int:
     return DEVICES_MAX
 
 
-def _validate_devices(spec: dict[str, Any], old: dict[str, Any] | None, ctx: RuleContext) -> list[FieldError]:
+def _validate_devices(spec: dict[str, Any], old: dict[str, Any] | None, ctx: RuleContext,
+                      plain: list[bool]) -> list[FieldError]:
     errs: list[FieldError] = []
     path = SPEC.child("devices")
     devices = as_list(spec.get("devices"), path, errs)
     if not devices:
         return errs
-    limit = _device_limit(devices)
+    limit = _device_limit(devices, plain)
     if len(devices) > limit:
         return [too_many(path, len(devices), limit)]
     per_device = spec.get("perDeviceNodeSelection") is True
@@ -230,9 +248,20 @@ def _validate_devices(spec: dict[str, Any], old: dict[str, Any] | None, ctx: Rul
             if isinstance(d, dict) and isinstance(d.get("name"), str):
                 old_devices.setdefault(d["name"], d)
     names: list[Any] = []
-    for dp, d, name in _named(devices, path, errs, names):
+    for i, d in enumerate(devices):
+        if plain[i]:  # an object with a string name: nothing to report
+            names.append(d["name"])
+            continue
+        dp = path.index(i)
+        if as_object(d, dp, errs) is None:
+            names.append(None)
+            continue
+        name = d.get("name")
+        names.append(name if isinstance(name, str) else "")
         prev = old_devices.get(name) if isinstance(name, str) else None
         errs.extend(validate_device(d, prev, dp, per_device, fractional))
+    if len(set(names)) == len(names):  # the common case: no name repeats
+        return errs
     return errs + duplicates_by(names, path, key=lambda n: n)
 
 
