@@ -4,7 +4,10 @@ Pure. Pruning for a leaf is enabled only after every candidate's static fit (eli
 capacity, taints, gates) was evaluated without a fatal error; it then bounds how many usable
 devices remain after each position, and with a bound ``matchAttribute`` how many share its
 value. So the first solution and every fatal error are those of the unpruned search; only the
-explanations of a failure may differ (they say what the bound found).
+explanations of a failure may differ (they say what the bound found). ``NodeData`` holds what
+the searches of one node in one call share (per-pod mode runs one search per claim): per-device
+answers keyed by request content, and each content's static fit with nothing in use, which a
+search redoes only for the devices its allocated state touches.
 """
 
 from __future__ import annotations

@@ -5,10 +5,11 @@ in order, device slots 0..count-1; candidates are the node's devices in pool/sli
 (§2.5). Within one request the next slot only looks *after* the previous pick (combinations, not
 permutations); a new request restarts at the first device. ``All`` requests take exactly their
 precomputed device list, in order. A candidate passes, in upstream's order: in use → eligibility
-(bindings, class and request CEL selectors cached per device × leaf, per-device node) → capacity
-fit (for All after the constraints) → ``_allocate_device`` (node operations, PartitionableDevices,
-groups, counters, taints, constraints, mark in use, capacity share). The first complete assignment
-is the answer. Counters and groups: ``pooluse.py``; pruning: ``prune.py``; failures: ``Reason``s.
+(bindings, class and request CEL selectors cached per device × leaf content, per-device node)
+→ capacity fit (for All after the constraints) → ``_allocate_device`` (node operations,
+PartitionableDevices, groups, counters, taints, constraints, mark in use, capacity share). The
+first complete assignment is the answer. Counters and groups: ``pooluse.py``; pruning and
+what the searches of one node share: ``prune.py``; failures: ``Reason``s.
 
 Invariants. (1) Every mutation done for a candidate (counter tally, group state, constraint
 values, in-use marks, capacity shares, results) is pushed on one undo list and undone on
