@@ -7,8 +7,12 @@ the search explore combinations (9 partitions of one GPU that has 7: the step bu
 deadline must bound it). "warm" reuses the allocator model of the snapshot (the steady state of a
 serving process); "cold" includes building it for a new snapshot (the first request after a
 state change). Floor: one Python pass that touches every device of the snapshot once.
-Last, the two infeasible claims on one node pool of 2,000 identical nodes against 10 (the
-floor is the smaller cluster: how much more the same claim costs when the pool grows).
+Then the two infeasible claims on one node pool of 2,000 identical nodes against 10 (the
+floor is the smaller cluster: how much more the same claim costs when the pool grows). Last, a
+PodGroup of 16 claims (16 templates like the grouped claim: 32 partitions on the first node)
+against a PodGroup of 1, on the largest cluster: joint mode, per-pod mode (claim by claim, as
+the scheduler allocates gangs) and the feasibility check of ``/validate`` (joint, then claim by
+claim unless the joint search kept claim order); the floor is the same call for one claim.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench import gen
-from bench.common import Row, fmt_time, measure
+from bench.common import Row, fmt_time, interleaved, measure
 
 NAME = "B3"
 MAX_STEPS = 200_000
@@ -91,6 +95,42 @@ def run(quick: bool) -> list[Row]:
         rows.append(_growth(case, pts))
     rows += _pool_scaling(quick, {c: cases[c] for c in ("infeasible-no-match", "infeasible-search")}, cap,
                           iterations, seconds)
+    rows += _podgroup_scaling(sizes[-1], cap, iterations, seconds)
+    return rows
+
+
+GANG, GANG_TARGET = 16, 20.0
+
+
+def _podgroup_scaling(nodes: int, cap: float, iterations: int, seconds: float) -> list[Row]:
+    """Issue 18 target 2: a PodGroup of ``GANG`` claims costs at most ``GANG_TARGET``× one claim
+    (same cluster, same run), in each mode."""
+    from webhook.allocator import JOINT, PER_CLAIM, allocate, feasibility_warnings, model_for
+    from webhook.allocator.feasibility import claims_for
+    from webhook.gates import FeatureGates
+    from webhook.state.base import ClusterSnapshot
+    gates = FeatureGates.parse(gen.GATES)
+    objs = gen.cluster(nodes) + [gen.claim_template(f"gang{GANG}-tpl-{i}") for i in range(GANG)]
+    snap = ClusterSnapshot.from_objects(objs, source=f"bench-gang-{nodes}")
+    model = model_for(snap, gates)
+    groups = {n: gen.podgroup(f"gang{GANG}", claims=n) for n in (1, GANG)}
+    rows = []
+    for mode in (JOINT, PER_CLAIM, "feasibility"):
+        calls: dict[str, Any] = {}
+        for n, pg in groups.items():
+            claims, _ = claims_for(pg, snap)
+
+            def call(c: list[dict[str, Any]] = claims, m: str = mode, p: dict[str, Any] = pg) -> Any:
+                if m == "feasibility":
+                    return feasibility_warnings(p, snap, gates, deadline=time.monotonic() + cap, max_steps=MAX_STEPS)
+                return allocate(c, model, mode=m, max_steps=MAX_STEPS, deadline=time.monotonic() + cap)
+            calls[str(n)] = call
+        # Alternating rounds: load from other jobs hits the gang and its floor alike.
+        t = {int(k): v for k, v in interleaved(calls, iterations=2 * iterations, max_seconds=2 * seconds,
+                                                rounds=10).items()}
+        what = "feasibility check (joint, then per-pod)" if mode == "feasibility" else f"{mode} mode"
+        rows.append(Row.timed(NAME, f"{nodes} nodes: podgroup of {GANG} vs 1 claim, {what} (warm)", t[GANG], t[1],
+                              max_ratio=GANG_TARGET, extra="floor: the PodGroup of one claim"))
     return rows
 
 

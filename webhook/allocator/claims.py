@@ -7,6 +7,7 @@ compiled here (cached by ``webhook.cel``), so a compile error is reported once, 
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from webhook.allocator.model import DeviceClassInfo, Model, _d, _l, _s
@@ -70,7 +71,7 @@ class Leaf:
     """An ``exactly`` request or one ``firstAvailable`` subrequest: what a device slot needs."""
 
     __slots__ = ("name", "parent", "cls", "class_selectors", "selectors", "mode", "count", "admin",
-                 "tolerations", "capacity", "key", "derived")
+                 "tolerations", "capacity", "sel_id", "cap_id", "derived")
 
     def __init__(self) -> None:
         self.name = ""
@@ -83,7 +84,10 @@ class Leaf:
         self.admin = False
         self.tolerations: tuple[tuple[str, str, str, str], ...] = ()
         self.capacity: Any = None
-        self.key: tuple[Any, ...] = ()
+        self.sel_id = 0
+        """The same number for leaves with the same class and selectors (``content_id``)."""
+        self.cap_id = 0
+        """The same number for leaves with the same capacity request (``content_id``)."""
         self.derived: dict[str, str] = {}
         """Derived attribute name -> CEL expression: what the claim's constraints use for it."""
 
@@ -186,8 +190,28 @@ def _leaf(body: dict[str, Any], name: str, parent: str, label: str, model: Model
             tols.append((_s(t.get("key")), _s(t.get("operator")) or "Equal", _s(t.get("value")),
                          _s(t.get("effect"))))
     leaf.tolerations = tuple(tols)
-    leaf.key = (id(leaf),)
+    leaf.sel_id = content_id(("sel", cls_name, tuple(x.expr for x in leaf.class_selectors),
+                              tuple(x.expr for x in leaf.selectors)))
+    leaf.cap_id = content_id(("cap", repr(leaf.capacity)))
     return leaf
+
+
+_IDS: dict[tuple[Any, ...], int] = {}
+_NEXT = itertools.count(1)
+_IDS_MAX = 4096
+
+
+def content_id(content: tuple[Any, ...]) -> int:
+    """A number for ``content``: equal contents get equal numbers, different ones never do
+    (numbers are not reused: when the table is full it starts afresh with new numbers). The
+    searches key their per-device caches on it, so the claims of a PodGroup made from one
+    template share every evaluation."""
+    got = _IDS.get(content)
+    if got is None:
+        if len(_IDS) >= _IDS_MAX:
+            _IDS.clear()
+        got = _IDS[content] = next(_NEXT)
+    return got
 
 
 def claim_label(raw: dict[str, Any]) -> str:

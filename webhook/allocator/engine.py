@@ -17,7 +17,8 @@ from webhook.allocator.classes import Failures, node_names, run_end
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, _d, _l, _s
 from webhook.allocator.nodesel import parse_node_selector
-from webhook.allocator.pools import Pool
+from webhook.allocator.pools import Pool, pools_for
+from webhook.allocator.prune import NodeData
 from webhook.allocator.reasons import Code, Reason, fatal, full, note, rank, text
 from webhook.allocator.search import DeviceResult, Search
 from webhook.gates import Gate
@@ -49,6 +50,9 @@ class Outcome:
         """The reasons in node order: single reasons, and the reasons of nodes that share them."""
         self.steps = 0
         self.nodes_tried = 0
+        self.in_order = False
+        """Feasible, and the search took each claim's first fit in claim order (it never went
+        back into an earlier claim): claim by claim (per-pod mode) gives the same answer."""
 
     @property
     def reasons(self) -> list[Reason]:
@@ -229,8 +233,8 @@ def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed:
         return False
     try:
         with _cel_deadline(deadline):  # CEL evaluations stop at the deadline too
-            ok, results, why, steps = _on_node(model, n, claims, mode, max_steps - out.steps, deadline, clock,
-                                               held)
+            ok, results, why, steps, in_order = _on_node(model, n, claims, mode, max_steps - out.steps,
+                                                         deadline, clock, held)
     except BudgetExceeded as e:
         out.steps += e.steps
         out.kind = CUT_SHORT
@@ -245,6 +249,7 @@ def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed:
     if ok:
         out.feasible, out.node, out.results, out.kind = True, name, results, OK
         out.summary = None
+        out.in_order = in_order
         return True
     if failures is not None:
         failures.record(name, why, steps)
@@ -267,25 +272,27 @@ def _conclude(out: Outcome) -> None:
 
 def _on_node(model: Model, node: NodeInfo, claims: list[Claim], mode: str, budget: int,
              deadline: float | None, clock: Callable[[], float], held: AllocatedState
-             ) -> tuple[bool, list[list[DeviceResult]], list[Reason], int]:
-    """(success, results per claim, reasons, steps) for one node. Raises AllocError/BudgetExceeded."""
+             ) -> tuple[bool, list[list[DeviceResult]], list[Reason], int, bool]:
+    """(success, results per claim, reasons, steps, claims taken in order) for one node.
+    Raises AllocError/BudgetExceeded."""
     if mode != PER_CLAIM or len(claims) <= 1:
         s = Search(model, node, claims, held, max_steps=budget, deadline=deadline, clock=clock)
         ok = s.run()
-        return ok, s.results, ([] if ok else _why(s)), s.steps
+        return ok, s.results, ([] if ok else _why(s)), s.steps, ok and not s.revisited
     allocated = held.copy()
     results: list[list[DeviceResult]] = []
     steps = 0
+    data = NodeData(pools_for(model, node))  # the claims' searches share what does not depend on use
     for claim in claims:
         s = Search(model, node, [claim], allocated, max_steps=budget - steps, deadline=deadline,
-                   clock=clock)
+                   clock=clock, data=data)
         ok = s.run()
         steps += s.steps
         if not ok:
-            return False, results, _why(s), steps
+            return False, results, _why(s), steps, False
         results.append(s.results[0])
         allocated.add_results([_as_status(r) for r in s.results[0]], model.gates)
-    return True, results, [], steps
+    return True, results, [], steps, True
 
 
 def _as_status(r: DeviceResult) -> dict[str, Any]:

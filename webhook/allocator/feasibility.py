@@ -4,7 +4,9 @@ Pure (the deadline is a ``time.monotonic()`` value passed in). Used by ``/valida
 ``review``; never a denial and never raises: at worst one "feasibility: check failed" warning.
 PodGroups are checked jointly (one search over all their claims, an upper bound); when that
 succeeds they are checked again claim by claim without revisiting, as the scheduler allocates
-gangs today (#138765), and a warning says so when only the joint search succeeds.
+gangs today (#138765), and a warning says so when only the joint search succeeds. The second
+check is skipped when the joint search took each claim's first fit in claim order: claim by
+claim finds that same allocation (``Outcome.in_order``).
 """
 
 from __future__ import annotations
@@ -209,7 +211,8 @@ def _warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGate
     model = model_for(snapshot, gates)
     outcome = allocate(claims, model, mode=JOINT, max_steps=max_steps, deadline=deadline)
     out += warnings_for(outcome, about)
-    if outcome.feasible and obj.get("kind") == "PodGroup" and len(claims) > 1:
+    if outcome.feasible and obj.get("kind") == "PodGroup" and len(claims) > 1 and not outcome.in_order:
+        # Only a joint solution that went back into an earlier claim can fail claim by claim.
         greedy = allocate(claims, model, mode=PER_CLAIM, max_steps=max_steps, deadline=deadline)
         if not greedy.feasible and greedy.kind != CUT_SHORT:
             out.append(_per_pod_warning(_name(obj), greedy))

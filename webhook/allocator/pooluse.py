@@ -23,13 +23,32 @@ _EMPTY, _ALL_EMPTY = "empty", "all-empty"
 class PoolUse:
     """Counter tallies and group intersections per (driver, pool) for one search."""
 
-    def __init__(self, allocated: AllocatedState) -> None:
+    def __init__(self, allocated: AllocatedState,
+                 consumers: dict[tuple[str, str], tuple[Device, ...]] | None = None) -> None:
         self.allocated = allocated
+        self.consumers = consumers if consumers is not None else {}
+        """Per pool, its devices that consume counters (static: searches of one node share it)."""
+        self.held: dict[tuple[str, str], list[Device]] = {}
         self.available: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
         self.tally: dict[tuple[str, str], dict[tuple[str, str], Any]] = {}
         self.overdrawn: dict[tuple[str, str], bool] = {}
         self.set_order: dict[tuple[str, str], dict[str, int]] = {}
         self.groups: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def _allocated_consumers(self, pool: Pool) -> list[Device]:
+        """The pool's allocated devices that consume counters, in pool order (computed once)."""
+        pk = (pool.driver, pool.name)
+        got = self.held.get(pk)
+        if got is None:
+            devs = self.consumers.get(pk)
+            if devs is None:
+                devs = self.consumers[pk] = tuple(d for d in pool.all_devices() if d.consumes)
+            a = self.allocated
+            ded, shared, agg = a.dedicated, a.shared, a.aggregated
+            got = [d for d in devs if d.dkey in ded or d.dkey in shared or d.dkey in agg] \
+                if ded or shared or agg else []
+            self.held[pk] = got
+        return got
 
     # ---------------------------------------------------------------- counters (§4)
     def _available(self, pool: Pool) -> dict[str, dict[str, Any]]:
@@ -38,15 +57,14 @@ class PoolUse:
         got = self.available.get(pk)
         if got is None:
             got = {cs: dict(vals) for cs, vals in pool.counter_sets.items()}
-            for d in pool.all_devices():
-                if d.consumes and self.allocated.is_allocated(d.dkey):
-                    for cs, counters, _g in d.consumes:
-                        have = got.get(cs)
-                        if have is None:
-                            continue
-                        for c, v in counters:
-                            if c in have:
-                                have[c] -= v
+            for d in self._allocated_consumers(pool):
+                for cs, counters, _g in d.consumes:
+                    have = got.get(cs)
+                    if have is None:
+                        continue
+                    for c, v in counters:
+                        if c in have:
+                            have[c] -= v
             self.available[pk] = got
             # Counter sets are checked in pool order; a set over-committed by allocated devices
             # fails every attempt in the pool (upstream behaviour), so then check them all.
@@ -114,10 +132,9 @@ class PoolUse:
         got = self.groups.get(pk)
         if got is None:
             got = {}
-            for d in pool.all_devices():
-                if d.consumes and self.allocated.is_allocated(d.dkey):
-                    for cs, _c, groups in d.consumes:
-                        got[cs] = _group_add(got.get(cs, _EMPTY), groups)
+            for d in self._allocated_consumers(pool):
+                for cs, _c, groups in d.consumes:
+                    got[cs] = _group_add(got.get(cs, _EMPTY), groups)
             self.groups[pk] = got
         return got
 

@@ -4,7 +4,10 @@ Pure. Pruning for a leaf is enabled only after every candidate's static fit (eli
 capacity, taints, gates) was evaluated without a fatal error; it then bounds how many usable
 devices remain after each position, and with a bound ``matchAttribute`` how many share its
 value. So the first solution and every fatal error are those of the unpruned search; only the
-explanations of a failure may differ (they say what the bound found).
+explanations of a failure may differ (they say what the bound found). ``NodeData`` holds what
+the searches of one node in one call share (per-pod mode runs one search per claim): per-device
+answers keyed by request content, and each content's static fit with nothing in use, which a
+search redoes only for the devices its allocated state touches.
 """
 
 from __future__ import annotations
@@ -12,13 +15,16 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
-from webhook.allocator.capacity import CapacityError
+from webhook.allocator.capacity import CapacityError, Consumed, remaining_fit
 from webhook.allocator.claims import AllocError, BudgetExceeded, Leaf
 from webhook.allocator.constraints import ConstraintState, attribute_value
 from webhook.allocator.derived import Value
+from webhook.allocator.fit import untolerated_taint
 from webhook.allocator.reasons import Code, Reason
 
 if TYPE_CHECKING:
+    from webhook.allocator.model import Device
+    from webhook.allocator.pools import Pool
     from webhook.allocator.search import Search
 
 OK, SKIP, STOP = 0, 1, 2
@@ -68,6 +74,31 @@ class PruneInfo:
         return None
 
 
+class NodeData:
+    """What every search on one node in one ``allocate`` call can share: the candidates, and
+    per device what depends only on the device and a request's *content* (never on what is in
+    use). Per-pod mode runs one search per claim on a node; the claims of a PodGroup made from
+    one template then evaluate each device once, not once per claim."""
+
+    __slots__ = ("flat", "misfits", "consumed", "all_sets", "attr_pos", "base", "pos_of", "consumers")
+
+    def __init__(self, pools: list[Pool]) -> None:
+        self.flat: tuple[Device, ...] = tuple(d for p in pools for d in p.candidates)
+        self.misfits: dict[tuple[int, int], Any] = {}
+        """(Leaf.sel_id, device uid) -> ``Search._misfit``."""
+        self.consumed: dict[tuple[int, int], Any] = {}
+        """(Leaf.cap_id, device uid) -> ``consumed_capacity`` (or its error)."""
+        self.all_sets: dict[tuple[int, int], list[Device]] = {}
+        self.attr_pos: dict[str, dict[Value | None, list[int]]] = {}
+        self.base: dict[tuple[Any, ...], tuple[list[bool], list[Any]] | None] = {}
+        """``_content(leaf)`` -> per candidate: statically usable with nothing in use, and its
+        eligibility and capacity answer (``_state_free``); None when some candidate raises."""
+        self.pos_of: dict[tuple[str, str, str], int] | None = None
+        """Device key -> position in ``flat``, on first use."""
+        self.consumers: dict[tuple[str, str], tuple[Device, ...]] = {}
+        """Per pool, its devices that consume counters (``pooluse.PoolUse``)."""
+
+
 class Pruner:
     """The pruning data of one search, built lazily per leaf."""
 
@@ -78,7 +109,7 @@ class Pruner:
         self.s = search
         self.info: dict[int, PruneInfo | None] = {}
         """id(leaf) -> data; None: pruning disabled for that leaf (some candidate raised)."""
-        self.attr_pos: dict[str, dict[Value | None, list[int]]] = {}
+        self.attr_pos: dict[str, dict[Value | None, list[int]]] = search.data.attr_pos
         self.by_content: dict[tuple[Any, ...], tuple[PruneInfo | None, int]] = {}
         """Leaves that ask the same of a device (a PodGroup's claims from one template) share
         their data: (data, steps its evaluation counted)."""
@@ -100,17 +131,22 @@ class Pruner:
             self.info[lid] = shared[0]
             return shared[0]
         info: PruneInfo | None = PruneInfo(len(s.flat))
-        usable = []
-        steps = 0
-        for d in s.flat:
-            s.tick()
-            steps += 1
-            try:
-                ok = s.static_ok(ci, leaf, d)
-            except (AllocError, CapacityError):
-                info = None
-                break
-            usable.append(ok)
+        usable = self._from_base(ci, leaf, key) if self.share else None
+        if usable is not None:
+            steps = len(usable)
+            _ticks(s, steps)
+        else:
+            usable = []
+            steps = 0
+            for d in s.flat:
+                s.tick()
+                steps += 1
+                try:
+                    ok = static_ok(s, leaf, d)
+                except (AllocError, CapacityError):
+                    info = None
+                    break
+                usable.append(ok)
         if info is not None:
             info.usable = usable
             suffix = info.suffix
@@ -119,6 +155,36 @@ class Pruner:
         self.info[lid] = info
         self.by_content[key] = (info, steps)
         return info
+
+    def _from_base(self, ci: int, leaf: Leaf, key: tuple[Any, ...]) -> list[bool] | None:
+        """``static_ok`` of every candidate, from the node's state-free evaluation of a leaf of
+        this content (``NodeData.base``), redone for the devices in use; None when some
+        candidate raises there (the caller then evaluates them one by one, as before)."""
+        s = self.s
+        data = s.data
+        if key in data.base:
+            base = data.base[key]
+        else:
+            base = data.base[key] = _state_free(s, leaf)
+        if base is None:
+            return None
+        usable = list(base[0])
+        alloc = s.allocated
+        if not alloc.dedicated and not alloc.aggregated:
+            return usable
+        pos_of = data.pos_of
+        if pos_of is None:
+            pos_of = data.pos_of = {d.dkey: i for i, d in enumerate(s.flat)}
+        flat = s.flat
+        if not leaf.admin:  # in use: unusable (the state-free answer stands for admin access)
+            for k in _common(alloc.dedicated, pos_of):
+                usable[pos_of[k]] = False
+        if s.cc:  # capacity already consumed: fit again
+            for k in _common(alloc.aggregated, pos_of):
+                if leaf.admin or k not in alloc.dedicated:
+                    i = pos_of[k]
+                    usable[i] = _usable(s, leaf, flat[i], base[1][i])
+        return usable
 
     def raw_cut(self, ci: int, leaf: Leaf, start: int, need: int) -> bool:
         """Too few candidates after ``start`` (sharing a bound matchAttribute value) for ``need``."""
@@ -166,6 +232,66 @@ class Pruner:
         code = Code.MATCH_TOO_FEW if attr else Code.AT_MOST
         s.note(where, Reason(code, claim=s.claims[ci].label, request=leaf.name, attribute=attr,
                              number=leaf.count, got=most))
+
+
+_INELIGIBLE = "ineligible"
+
+
+def _state_free(s: Search, leaf: Leaf) -> tuple[list[bool], list[Any]] | None:
+    """``static_ok`` of every candidate as if nothing were in use, and per candidate what
+    ``_usable`` needs to redo it for a device in use; None when a candidate raises (its
+    selectors or capacity request)."""
+    usable: list[bool] = []
+    parts: list[Any] = []
+    try:
+        for d in s.flat:
+            part: Any = _INELIGIBLE
+            if s._eligible(leaf, d):
+                part = s._consumed(leaf, d) if s.cc else None
+            parts.append(part)
+            usable.append(part is not _INELIGIBLE and _usable(s, leaf, d, part, free=True))
+    except (AllocError, CapacityError):
+        return None
+    return usable, parts
+
+
+def static_ok(s: Search, leaf: Leaf, dev: Device) -> bool:
+    """False when ``dev`` fails ``leaf`` whatever else is picked; raises what ``Search._try`` raises."""
+    if not s._eligible(leaf, dev):
+        return False
+    if not leaf.admin and dev.dkey in s.allocated.dedicated:
+        return False
+    return _fits(s, leaf, dev, s._consumed(leaf, dev) if s.cc else None)
+
+
+def _usable(s: Search, leaf: Leaf, d: Device, part: Any, free: bool = False) -> bool:
+    """``static_ok`` of a device whose eligibility and capacity answer is ``part``
+    (``_state_free``), in the same order; ``free``: as if nothing were in use."""
+    if part is _INELIGIBLE:
+        return False
+    if not free and not leaf.admin and d.dkey in s.allocated.dedicated:
+        return False
+    return _fits(s, leaf, d, part, free)
+
+
+def _fits(s: Search, leaf: Leaf, dev: Device, consumed: Consumed | Reason | None, free: bool = False) -> bool:
+    """The rest of ``static_ok`` for an eligible device, given what ``leaf`` consumes there
+    (None without DRAConsumableCapacity); ``free``: as if nothing were in use."""
+    if consumed is not None and (isinstance(consumed, Reason) or remaining_fit(
+            dev, consumed, None if free else s.allocated.aggregated.get(dev.dkey), None) is not None):
+        return False
+    if dev.skip_node_ops and not s.node_ops:
+        return False
+    if dev.consumes and not s.pd:
+        return False
+    return not (s.taints_on and untolerated_taint(leaf, dev) is not None)
+
+
+def _common(keys: Any, pos_of: dict[tuple[str, str, str], int]) -> list[tuple[str, str, str]]:
+    """The device keys both in ``keys`` (a set or dict) and in ``pos_of``, walking the smaller."""
+    if len(keys) < len(pos_of):
+        return [k for k in keys if k in pos_of]
+    return [k for k in pos_of if k in keys]
 
 
 def _ticks(s: Search, n: int) -> None:

@@ -5,10 +5,11 @@ in order, device slots 0..count-1; candidates are the node's devices in pool/sli
 (§2.5). Within one request the next slot only looks *after* the previous pick (combinations, not
 permutations); a new request restarts at the first device. ``All`` requests take exactly their
 precomputed device list, in order. A candidate passes, in upstream's order: in use → eligibility
-(bindings, class and request CEL selectors cached per device × leaf, per-device node) → capacity
-fit (for All after the constraints) → ``_allocate_device`` (node operations, PartitionableDevices,
-groups, counters, taints, constraints, mark in use, capacity share). The first complete assignment
-is the answer. Counters and groups: ``pooluse.py``; pruning: ``prune.py``; failures: ``Reason``s.
+(bindings, class and request CEL selectors cached per device × leaf content, per-device node)
+→ capacity fit (for All after the constraints) → ``_allocate_device`` (node operations,
+PartitionableDevices, groups, counters, taints, constraints, mark in use, capacity share). The
+first complete assignment is the answer. Counters and groups: ``pooluse.py``; pruning and
+what the searches of one node share: ``prune.py``; failures: ``Reason``s.
 
 Invariants. (1) Every mutation done for a candidate (counter tally, group state, constraint
 values, in-use marks, capacity shares, results) is pushed on one undo list and undone on
@@ -58,7 +59,7 @@ from webhook.allocator.fit import selector_matches, untolerated_taint
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, Num
 from webhook.allocator.pools import Pool, pools_for
 from webhook.allocator.pooluse import PoolUse, Undo
-from webhook.allocator.prune import SKIP, STOP, Pruner, Window
+from webhook.allocator.prune import SKIP, STOP, NodeData, Pruner, Window
 from webhook.allocator.reasons import Code, Reason, fatal
 from webhook.allocator.variant import EXPERIMENTAL
 from webhook.gates import Gate
@@ -100,14 +101,16 @@ class Search:
 
     def __init__(self, model: Model, node: NodeInfo, claims: list[Claim], allocated: AllocatedState,
                  *, max_steps: int = 100_000, deadline: float | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, data: NodeData | None = None) -> None:
         self.model = model
         self.gates = model.gates
         self.node = node
         self.claims = claims
         self.allocated = allocated
         self.pools: list[Pool] = pools_for(model, node)
-        self.flat: tuple[Device, ...] = tuple(d for p in self.pools for d in p.candidates)
+        self.data = data if data is not None else NodeData(self.pools)
+        """What the searches of this node in one call share (per-pod mode: one search per claim)."""
+        self.flat: tuple[Device, ...] = self.data.flat
         self.pool_of: dict[tuple[str, str], Pool] = {(p.driver, p.name): p for p in self.pools}
         self.max_steps = max_steps
         self.deadline = deadline
@@ -128,16 +131,18 @@ class Search:
         self.claim_picked: list[set[tuple[str, str, str]]] = [set() for _ in claims]
         self.shares: dict[tuple[str, str, str], int] = {}
         self.share_capacity: dict[tuple[str, str, str], dict[str, Num]] = {}
-        self.use = PoolUse(allocated)
+        self.use = PoolUse(allocated, self.data.consumers)
         self.constraints = [ConstraintState(c, self.gates) for c in claims]
         self.results: list[list[DeviceResult]] = [[] for _ in claims]
-        self.misfits: dict[tuple[int, int], Selector | str | None] = {}
-        self.consumed: dict[tuple[int, int], Consumed | Reason | CapacityError] = {}
-        self.all_sets: dict[int, list[Device]] = {}
+        self.misfits: dict[tuple[int, int], Selector | str | None] = self.data.misfits
+        self.consumed: dict[tuple[int, int], Consumed | Reason | CapacityError] = self.data.consumed
+        self.all_sets: dict[tuple[int, int], list[Device]] = self.data.all_sets
         self.pruner = Pruner(self)
         # Explanations: the reasons seen at the furthest point the search reached.
         self.frontier: tuple[int, ...] = ()
         self.reasons: dict[Reason, int] = {}
+        self.revisited = False
+        """Some claim's devices were taken back after the next claim found no fit with them."""
 
     # ---------------------------------------------------------------- entry point
     def run(self) -> bool:
@@ -185,7 +190,10 @@ class Search:
             return True
         claim = self.claims[ci]
         if ri >= len(claim.requests):
-            return self._one(ci + 1, 0, -1, 0, 0)
+            if self._one(ci + 1, 0, -1, 0, 0):
+                return True
+            self.revisited = True
+            return False
         req = claim.requests[ri]
         if req.leaf is None and si < 0:
             return self._first_available(ci, ri, req)
@@ -261,29 +269,11 @@ class Search:
             self.note(where, self._reason(ci, leaf, Code.TOO_FEW, number=leaf.count, got=slot))
         return False
 
-    # ---------------------------------------------------------------- static fit (pruning)
-    def static_ok(self, ci: int, leaf: Leaf, dev: Device) -> bool:
-        """False when ``dev`` fails ``leaf`` whatever else is picked; raises what ``_try`` raises."""
-        if not self._eligible(leaf, dev):
-            return False
-        key = dev.dkey
-        if not leaf.admin and key in self.allocated.dedicated:
-            return False
-        if self.cc:
-            got = self._consumed(leaf, dev)
-            if isinstance(got, Reason) or remaining_fit(dev, got, self.allocated.aggregated.get(key),
-                                                        None) is not None:
-                return False
-        if dev.skip_node_ops and not self.node_ops:
-            return False
-        if dev.consumes and not self.pd:
-            return False
-        return not (self.taints_on and untolerated_taint(leaf, dev) is not None)
-
     # ---------------------------------------------------------------- one candidate
     def _consumed(self, leaf: Leaf, dev: Device) -> Consumed | Reason:
-        """``consumed_capacity`` for (leaf, device), cached; raises its CapacityError every time."""
-        ck = (id(leaf), dev.uid)
+        """``consumed_capacity`` for (leaf, device), cached per capacity request (``Leaf.cap_id``);
+        raises its CapacityError every time."""
+        ck = (leaf.cap_id, dev.uid)
         got = self.consumed.get(ck)
         if got is None:
             try:
@@ -308,8 +298,10 @@ class Search:
 
     def _misfit(self, leaf: Leaf, dev: Device) -> Selector | str | None:
         """Why ``leaf`` can never take ``dev``: the first selector that is false, ``BINDING``
-        (binding conditions with their gates off), or None when the device is eligible. Cached."""
-        ck = (id(leaf), dev.uid)
+        (binding conditions with their gates off), or None when the device is eligible. Cached per
+        class and selectors (``Leaf.sel_id``: leaves equal in those get equal answers; a selector
+        of another such leaf has the same ``name()``)."""
+        ck = (leaf.sel_id, dev.uid)
         if ck in self.misfits:
             return self.misfits[ck]
         got: Selector | str | None = None
@@ -457,7 +449,8 @@ class Search:
     # ---------------------------------------------------------------- All (§6.4)
     def _all_set(self, claim: Claim, leaf: Leaf) -> list[Device]:
         """The devices an ``All`` request takes (fatal when a pool is being updated or invalid)."""
-        got = self.all_sets.get(id(leaf))
+        ak = (leaf.sel_id, leaf.cap_id)
+        got = self.all_sets.get(ak)
         if got is not None:
             return got
         for p in self.pools:
@@ -476,7 +469,7 @@ class Search:
                 except CapacityError as e:
                     raise AllocError(fatal(str(e), claim.label, leaf.name)) from None
             out.append(d)
-        self.all_sets[id(leaf)] = out
+        self.all_sets[ak] = out
         return out
 
 

@@ -1,0 +1,165 @@
+"""PodGroups claim by claim (per-pod mode) without repeated work: the searches of one node share
+what does not depend on what is in use (``prune.NodeData``), and a joint solution that took each
+claim's first fit in claim order (``Outcome.in_order``) stands for the claim-by-claim check.
+Neither may change an outcome."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from typing import Any
+
+import pytest
+
+from tests.allocator.builders import DRV, claim, dev, device_class, node, req, rslice
+from tests.allocator.test_allocator_budget import _random_case
+from webhook.allocator import JOINT, PER_CLAIM, allocate, model_for
+from webhook.allocator.feasibility import feasibility_warnings
+from webhook.allocator.prune import Pruner, static_ok
+from webhook.gates import FeatureGates
+from webhook.state.base import ClusterSnapshot
+
+
+def _cases(seed: int) -> list[tuple[Any, list[dict[str, Any]]]]:
+    """The random states of ``test_allocator_budget`` with 2-4 small claims each (one or two
+    devices, maybe of one type, maybe on one parent: most gangs fit, some only jointly)."""
+    r = random.Random(seed)
+    out = []
+    for _ in range(80):
+        objs, _claims, gates = _random_case(r)
+        claims = []
+        for i in range(r.randint(2, 4)):
+            kw: dict[str, Any] = {}
+            if i and r.random() < 0.7:  # later claims pickier: the joint search may go back
+                kw["selectors"] = [f'device.attributes["{DRV}"].type == "{r.choice("ab")}"']
+            if gates["DRAConsumableCapacity"] and r.random() < 0.3:
+                kw["capacity"] = {"requests": {"bw": "4"}}
+            cons = [{"matchAttribute": f"{DRV}/parent"}] if r.random() < 0.3 else None
+            claims.append(claim(f"c{i}", req(count=r.randint(1, 2), **kw), constraints=cons))
+        out.append((model_for(ClusterSnapshot.from_objects(objs), FeatureGates().with_overrides(gates)), claims))
+    return out
+
+
+def _shown(o: Any) -> str:
+    return json.dumps([o.feasible, o.node, o.kind, o.steps, o.message, o.reason_texts(),
+                       [[(x["request"], x["device"], x.get("consumedCapacity")) for x in a["results"]]
+                        for a in o.allocations()]])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_joint_solution_in_claim_order_is_the_per_pod_one(seed: int) -> None:
+    seen = {True: 0, False: 0}
+    for model, claims in _cases(seed):
+        joint = allocate(claims, model, mode=JOINT, max_steps=10**6)
+        if not joint.feasible:
+            continue
+        seen[joint.in_order] += 1
+        if joint.in_order:
+            per_pod = allocate(claims, model, mode=PER_CLAIM, max_steps=10**6)
+            assert (per_pod.feasible, per_pod.node) == (True, joint.node)
+            assert per_pod.allocations() == joint.allocations()
+    assert seen[True] >= 5 and seen[False] >= 1  # both kinds of joint solution were seen
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("steps", [10**6, 60, 25])
+def test_per_pod_searches_sharing_node_data_decide_as_alone(seed: int, steps: int,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # Devices in use by earlier claims, capacity shares and allocated state of the cluster:
+    # the shared state-free evaluation, redone for devices in use, equals evaluating each one.
+    cases = _cases(seed)
+    shared = [_shown(allocate(c, m, mode=PER_CLAIM, max_steps=steps)) for m, c in cases]
+    monkeypatch.setattr(Pruner, "share", False)
+    assert [_shown(allocate(c, m, mode=PER_CLAIM, max_steps=steps)) for m, c in cases] == shared
+
+
+def _podgroup(n: int) -> list[dict[str, Any]]:
+    tpl = [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": f"t{i}", "namespace": "default"}, "spec": {"spec": c["spec"]}}
+           for i, c in enumerate([claim("any", req()),
+                                  claim("needs-a", req(selectors=[f'device.attributes["{DRV}"].type == "a"']))][:n])]
+    pg = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+          "metadata": {"name": "pg", "namespace": "default"},
+          "spec": {"schedulingPolicy": {"gang": {"minCount": n}}, "disruptionMode": {"single": {}},
+                   "resourceClaims": [{"name": f"w{i}", "resourceClaimTemplateName": f"t{i}"} for i in range(n)]}}
+    return [*tpl, pg]
+
+
+@pytest.mark.parametrize(("devices", "in_order", "warned"), [
+    # "any" takes a-0 first; "needs-a" then finds nothing, so the joint search goes back and gives
+    # "any" b-0: feasible only jointly. Claim by claim, "any" keeps a-0 and "needs-a" fails.
+    pytest.param(["a", "b"], False, True, id="joint-went-back-into-a-claim-warns"),
+    pytest.param(["b", "a"], True, False, id="first-fits-in-claim-order-no-warning"),
+    pytest.param(["a"], None, False, id="joint-infeasible-no-per-pod-warning"),
+])
+def test_per_pod_warning_only_when_the_joint_search_went_back(devices: list[str], in_order: bool | None,
+                                                              warned: bool) -> None:
+    objs = [node("node-1"), device_class(),
+            rslice("s1", [dev(f"{t}-0", attrs={"type": t}) for t in devices]), *_podgroup(2)]
+    snap = ClusterSnapshot.from_objects(objs)
+    claims = [claim("any", req()), claim("needs-a", req(selectors=[f'device.attributes["{DRV}"].type == "a"']))]
+    joint = allocate(claims, model_for(snap, FeatureGates()))
+    assert (joint.in_order if joint.feasible else None) == in_order
+    got = feasibility_warnings(objs[-1], snap, FeatureGates(), deadline=time.monotonic() + 10, max_steps=10_000)
+    assert any("PodGroup pg fits only jointly, not pod by pod" in w for w in got) == warned, got
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_shared_usable_flags_equal_evaluating_each_device(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every use of the node's state-free evaluation is checked against ``static_ok`` of each
+    # candidate under the search's own state (devices in use, capacity already consumed).
+    from webhook.allocator.capacity import CapacityError
+    from webhook.allocator.claims import AllocError
+    checked = {"in use": 0, "capacity consumed": 0}
+    original = Pruner._from_base
+
+    def checking(self: Pruner, ci: int, leaf: Any, key: Any) -> list[bool] | None:
+        got = original(self, ci, leaf, key)
+        if got is not None:
+            s = self.s
+            try:
+                want = [static_ok(s, leaf, d) for d in s.flat]
+            except (AllocError, CapacityError):
+                want = None
+            assert got == want
+            keys = {d.dkey for d in s.flat}
+            checked["in use"] += bool(keys & s.allocated.dedicated)
+            checked["capacity consumed"] += bool(keys & set(s.allocated.aggregated))
+        return got
+
+    monkeypatch.setattr(Pruner, "_from_base", checking)
+    for model, claims in _cases(seed):
+        allocate(claims, model, mode=PER_CLAIM, max_steps=10**6)
+    assert checked["in use"] > 0 and checked["capacity consumed"] > 0, checked
+
+
+@pytest.mark.parametrize(("used", "admin", "want"), [
+    pytest.param({"s0": "8"}, False, [False, True, True], id="capacity-consumed-leaves-too-little"),
+    pytest.param({"s0": "6"}, False, [True, True, True], id="capacity-consumed-leaves-enough"),
+    pytest.param({"s0": "-4"}, False, [True, True, True], id="negative-consumption-still-fits"),
+    pytest.param({}, False, [True, True, False], id="dedicated-device-in-use"),
+    pytest.param({}, True, [True, True, True], id="admin-access-takes-a-device-in-use"),
+])
+def test_usable_flags_for_devices_in_use(used: dict[str, str], admin: bool, want: list[bool]) -> None:
+    from webhook.allocator.claims import parse_claim
+    from webhook.allocator.search import Search
+    share = {"allowMultipleAllocations": True, "capacity": {"bw": {"value": "10", "requestPolicy": {
+        "default": "1", "validRange": {"min": "1", "step": "1"}}}}}
+    plain = {"capacity": {"bw": {"value": "10"}}}
+    held = [{"request": "r", "driver": DRV, "pool": "pool", "device": d, "shareID": f"id-{d}",
+             "consumedCapacity": {"bw": v}} for d, v in used.items()] or [
+        {"request": "r", "driver": DRV, "pool": "pool", "device": "p0"}]
+    objs = [node("node-1"), device_class(), rslice("s", [dev("s0", **share), dev("s1", **share), dev("p0", **plain)]),
+            claim("old", req(), allocation=held)]
+    gates = FeatureGates().with_overrides({"DRAConsumableCapacity": True, "DRAAdminAccess": True})
+    model = model_for(ClusterSnapshot.from_objects(objs), gates)
+    body: dict[str, Any] = {"capacity": {"requests": {"bw": "4"}}}
+    if admin:
+        body["adminAccess"] = True
+    c = parse_claim(claim("new", req(**body)), model)
+    s = Search(model, model.node("node-1"), [c], model.allocated)
+    leaf = c.requests[0].leaf
+    assert leaf is not None
+    assert [static_ok(s, leaf, d) for d in s.flat] == want  # the reference
+    assert s.pruner._from_base(0, leaf, ("any",)) == want
