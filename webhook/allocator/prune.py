@@ -12,6 +12,7 @@ search redoes only for the devices its allocated state touches.
 
 from __future__ import annotations
 
+import weakref
 from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
@@ -106,7 +107,10 @@ class Pruner:
     """Leaves equal in content share their data (``info_for``); tests compare with it off."""
 
     def __init__(self, search: Search) -> None:
-        self.s = search
+        # A weak reference: the search holds its pruner, and a strong one back would make every
+        # search a reference cycle that only the garbage collector frees (~190 objects per claim
+        # review, 40-70 µs of collection each, measured by the serving work of issue 18).
+        self.s: Search = weakref.proxy(search)
         self.info: dict[int, PruneInfo | None] = {}
         """id(leaf) -> data; None: pruning disabled for that leaf (some candidate raised)."""
         self.attr_pos: dict[str, dict[Value | None, list[int]]] = search.data.attr_pos
