@@ -288,13 +288,45 @@ class Slice:
 
 
 class NodeInfo:
-    __slots__ = ("name", "labels", "features")
+    """A node: name, labels and ``status.declaredFeatures`` (read from the Node object on first use)."""
 
-    def __init__(self, name: str, labels: dict[str, str], features: frozenset[str] = frozenset()) -> None:
+    __slots__ = ("name", "_labels", "_features", "_raw")
+
+    def __init__(self, name: str, labels: dict[str, str], features: frozenset[str] = frozenset(),
+                 raw: dict[str, Any] | None = None) -> None:
         self.name = name
-        self.labels = labels
-        self.features = features
+        self._labels = labels
+        self._features = features
+        self._raw = raw
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> NodeInfo | None:
+        """The node of a Node object (None when it has no name)."""
+        name = _s(_d(raw.get("metadata")).get("name"))
+        return cls(name, {}, frozenset(), raw) if name else None
+
+    def _read(self) -> None:
+        raw = self._raw
+        if raw is not None:
+            meta = _d(raw.get("metadata"))
+            self._labels = {k: v for k, v in _d(meta.get("labels")).items()
+                            if isinstance(k, str) and isinstance(v, str)}
+            self._features = frozenset(f for f in _l(_d(raw.get("status")).get("declaredFeatures"))
+                                       if isinstance(f, str))
+            self._raw = None
+
+    @property
+    def labels(self) -> dict[str, str]:
+        if self._raw is not None:
+            self._read()
+        return self._labels
+
+    @property
+    def features(self) -> frozenset[str]:
         """``status.declaredFeatures``."""
+        if self._raw is not None:
+            self._read()
+        return self._features
 
 
 class DeviceClassInfo:
@@ -424,15 +456,10 @@ def _node_of(raw: dict[str, Any]) -> NodeInfo | None:
     hit = _NODES.get(id(raw))
     if hit is not None and hit[0] is raw and hit[1] == rv:
         return hit[2]
-    meta = _d(raw.get("metadata"))
-    name = _s(meta.get("name"))
-    if not name:
-        return None
-    labels = {k: v for k, v in _d(meta.get("labels")).items() if isinstance(k, str) and isinstance(v, str)}
-    declared = frozenset(f for f in _l(_d(raw.get("status")).get("declaredFeatures")) if isinstance(f, str))
-    info = NodeInfo(name, labels, declared)
-    with _SLICES_LOCK:
-        _NODES[id(raw)] = (raw, rv, info)
+    info = NodeInfo.of(raw)
+    if info is not None:
+        with _SLICES_LOCK:
+            _NODES[id(raw)] = (raw, rv, info)
     return info
 
 
