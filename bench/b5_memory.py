@@ -1,6 +1,6 @@
 """B5: memory. (1) Resident memory a serving worker spends on the 500-node state (after the
 first feasibility check built the allocator model) against that state's JSON size on disk;
-(2) growth across many requests (must be flat); (3) tracemalloc peak of one in-process review
+(2) growth across 10,000 requests (must be flat); (3) tracemalloc peak of one in-process review
 of the 128-device slice against its body size.
 
 (1) is measured on real ``dra-webhook serve`` workers (1 worker each): RSS with the big state
@@ -59,7 +59,7 @@ def _worker_rss(srv: servers.Server) -> int:
 def run(quick: bool) -> list[Row]:
     rows: list[Row] = []
     nodes = 20 if quick else 500
-    requests = 50 if quick else 300
+    requests = 50 if quick else 10_000
     claim_body = gen.body(gen.grouped_claim())
     with tempfile.TemporaryDirectory(prefix="dra-bench-mem-") as tmp_s:
         tmp = Path(tmp_s)

@@ -193,8 +193,7 @@ class Device:
             from webhook.cel import device_view
             return device_view(self.slice.driver, self.attrs, self.raw_capacity, False)
         if self._view is None:
-            from webhook.cel import device_view
-            self._view = device_view(self.slice.driver, self.attrs, self.raw_capacity, self.allow_multi)
+            self._view = _device_view(self.slice.driver, self.attrs, self.raw_capacity, self.allow_multi)
         return self._view
 
     def matches_node(self, node: NodeInfo) -> bool:
@@ -206,6 +205,26 @@ class Device:
         if self.node_selector is not None:
             return self.node_selector.matches(node)
         return False
+
+
+_CAP_VIEWS: dict[tuple[str, int], tuple[dict[str, Any], Any]] = {}
+"""(driver, id(raw capacity map)) -> (that map, its CEL view): identical devices of a compacted
+state (``state/compact.py``) share one capacity map, so they share its converted form."""
+
+
+def _device_view(driver: str, attrs: dict[str, Any], capacity: dict[str, Any], allow_multi: bool) -> Any:
+    """``cel.device_view`` of a device, its capacity part shared with devices of the same map."""
+    from webhook.cel import DeviceView, device_view
+    if not capacity:
+        return device_view(driver, attrs, capacity, allow_multi)
+    hit = _CAP_VIEWS.get((driver, id(capacity)))
+    if hit is None or hit[0] is not capacity:
+        if len(_CAP_VIEWS) > 65536:
+            _CAP_VIEWS.clear()
+        hit = _CAP_VIEWS[(driver, id(capacity))] = (capacity, device_view(driver, None, capacity, False))
+    caps = hit[1]
+    view = device_view(driver, attrs, None, allow_multi)
+    return DeviceView(None, view.error or caps.error, driver, view.attrs, caps.caps, allow_multi)
 
 
 class Slice:
