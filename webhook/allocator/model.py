@@ -534,9 +534,10 @@ class Model:
         self._cg = gates.enabled(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS)
         raws, node_raws = snapshot.of("ResourceSlice"), snapshot.of("Node")
         _prune(raws, node_raws)
-        self._index = prev._index if prev is not None and prev._index.raws is raws else _Index(raws)
+        self._index: _Index = prev._index if prev is not None and prev._index.raws is raws else _Index(raws)
         self._node_raws = node_raws
-        if (prev is not None and prev._node_raws is node_raws and prev._index.by_node.keys() == self._index.by_node.keys()
+        if (prev is not None and prev._node_raws is node_raws
+                and prev._index.by_node.keys() == self._index.by_node.keys()
                 and prev._index.device_nodes == self._index.device_nodes):
             self.nodes: dict[str, NodeInfo] = prev.nodes
         else:
@@ -551,11 +552,13 @@ class Model:
                     dc = DeviceClassInfo(raw)
                     self.classes[dc.name] = dc
         self._claim_raws = snapshot.of("ResourceClaim")
+        self.allocated: AllocatedState
+        self.allocated_claims: dict[tuple[str, str], dict[str, Any]]
         if prev is not None and prev._claim_raws is self._claim_raws:
             self.allocated, self.allocated_claims = prev.allocated, prev.allocated_claims
         else:
             self.allocated = AllocatedState()
-            self.allocated_claims: dict[tuple[str, str], dict[str, Any]] = {}
+            self.allocated_claims = {}
             for raw in self._claim_raws:
                 if not isinstance(raw, dict):
                     continue
