@@ -78,27 +78,27 @@ def identifying(model: Model) -> frozenset[str]:
     got: frozenset[str] | None = model.class_data.get("identifying")
     if got is not None:
         return got
-    owner: dict[tuple[str, Any], str] = {}
+    owner: dict[tuple[str, str, Any], str] = {}
     shared: set[str] = set()
     for sl in model.slices:
         not_identifying, owned = _attribute_values(sl)
         shared |= not_identifying
         for node, values in owned:
-            for q, v in values:
-                if owner.setdefault((q, v), node) != node:
-                    shared.add(q)
-    got = frozenset(q for q, _ in owner if q not in shared)
+            for qv in values:
+                if owner.setdefault(qv, node) != node:
+                    shared.add(qv[0])
+    got = frozenset(qv[0] for qv in owner if qv[0] not in shared)
     model.class_data["identifying"] = got
     return got
 
 
-def _attribute_values(sl: Slice) -> tuple[frozenset[str], tuple[tuple[str, frozenset[tuple[str, Any]]], ...]]:
-    """(attributes of the slice that cannot be identifying, per node: the (name, value) pairs
-    that could be), computed once per slice."""
+def _attribute_values(sl: Slice) -> tuple[frozenset[str], tuple[tuple[str, frozenset[tuple[str, str, Any]]], ...]]:
+    """(attributes of the slice that cannot be identifying, per node: the (name, kind, value)
+    of those that could be), computed once per slice."""
     got: Any = sl.attr_values
     if got is None:
         shared: set[str] = set()
-        owned: dict[str, set[tuple[str, Any]]] = {}
+        owned: dict[str, set[tuple[str, str, Any]]] = {}
         for d in sl.devices:
             node = sl.node_name or d.node_name
             for (_key, q), raw in zip(_shape(d)[1], d.attrs.values(), strict=True):
@@ -106,7 +106,7 @@ def _attribute_values(sl: Slice) -> tuple[frozenset[str], tuple[tuple[str, froze
                 if val is None or not node:
                     shared.add(q)
                 else:
-                    owned.setdefault(node, set()).add((q, val))
+                    owned.setdefault(node, set()).add((q, *val))
         got = sl.attr_values = (frozenset(shared), tuple((n, frozenset(v)) for n, v in owned.items()))
     return got  # type: ignore[no-any-return]
 

@@ -104,10 +104,23 @@ def _split_name(name: str, driver: str) -> tuple[str, str]:
     return driver, name
 
 
-@lru_cache(maxsize=65536)
+_SCALARS: dict[type, dict[Any, Any]] = {}
+_SCALARS_MAX = 1 << 18
+
+
 def _scalar(cls: type, v: Any) -> Any:
-    """Shared CEL scalar objects: the same attribute values repeat on every device of a slice."""
-    return cls(v)
+    """Shared CEL scalar objects: the same attribute values repeat on every device of a slice.
+    One plain dict per type, keyed by the value itself (an ``lru_cache`` spent ~130 bytes of
+    bookkeeping per entry: 8 MiB for the UUIDs of a 500-node cluster); cleared when large."""
+    memo = _SCALARS.get(cls)
+    if memo is None:
+        memo = _SCALARS.setdefault(cls, {})
+    got = memo.get(v)
+    if got is None:
+        if len(memo) > _SCALARS_MAX:
+            memo.clear()
+        got = memo[v] = cls(v)
+    return got
 
 
 @lru_cache(maxsize=16384)

@@ -38,27 +38,43 @@ class Compactor:
         """An equal copy of ``obj`` (a new top-level dict) sharing sub-structures with earlier ones."""
         if len(self._table) > self.max_entries:
             self._table.clear()
-        return {_intern(k) if type(k) is str else k: self._value(v) for k, v in obj.items()}
+        return {_intern(k) if type(k) is str else k: self._value(v)[0] for k, v in obj.items()}
 
-    def _value(self, v: Any) -> Any:
+    def _value(self, v: Any) -> tuple[Any, bool]:
+        """(the shared value, whether it is new). A container holding a new value cannot equal
+        an earlier one, so it is not looked up nor remembered: the table holds no key for the
+        unique parts of a state (a device with a UUID), at the price of sharing a structure
+        only from its third occurrence on when it nests new values two levels deep."""
         t = type(v)
         if t is str:
-            return _intern(v)
+            return _intern(v), False
         if t is dict:
-            items = [(_intern(k) if type(k) is str else k, self._value(x)) for k, x in v.items()]
+            items = []
+            fresh = False
+            for k, x in v.items():
+                x, new = self._value(x)
+                fresh = fresh or new
+                items.append((_intern(k) if type(k) is str else k, x))
+            if fresh:
+                return dict(items), True
             key: tuple[Any, ...] = (dict, *[(k, *_token(x)) for k, x in items])
-            got = self._table.get(key)
-            if got is None:
-                got = self._table[key] = dict(items)
-            return got
-        if t is list:
-            values = [self._value(x) for x in v]
+        elif t is list:
+            values = []
+            fresh = False
+            for x in v:
+                x, new = self._value(x)
+                fresh = fresh or new
+                values.append(x)
+            if fresh:
+                return values, True
             key = (list, *[_token(x) for x in values])
-            got = self._table.get(key)
-            if got is None:
-                got = self._table[key] = values
-            return got
-        return v
+        else:
+            return v, False
+        got = self._table.get(key)
+        if got is not None:
+            return got, False
+        got = self._table[key] = dict(items) if t is dict else values
+        return got, True
 
 
 def _token(v: Any) -> tuple[Any, Any]:
