@@ -212,19 +212,23 @@ _CAP_VIEWS: dict[tuple[str, int], tuple[dict[str, Any], Any]] = {}
 state (``state/compact.py``) share one capacity map, so they share its converted form."""
 
 
+_NO_CAPS: Any = None
+"""The view of an empty capacity map (set on first use)."""
+
+
 def _device_view(driver: str, attrs: dict[str, Any], capacity: dict[str, Any], allow_multi: bool) -> Any:
-    """``cel.device_view`` of a device, its capacity part shared with devices of the same map."""
-    from webhook.cel import DeviceView, device_view
-    if not capacity:
-        return device_view(driver, attrs, capacity, allow_multi)
-    hit = _CAP_VIEWS.get((driver, id(capacity)))
+    """The CEL view of a device: attributes converted when read, the capacity part shared with
+    devices of the same capacity map (``cel.view.lazy_device_view``)."""
+    from webhook.cel.view import device_view, lazy_device_view
+    global _NO_CAPS
+    if _NO_CAPS is None:
+        _NO_CAPS = device_view(driver, None, None, False)
+    hit = _CAP_VIEWS.get((driver, id(capacity))) if capacity else (capacity, _NO_CAPS)
     if hit is None or hit[0] is not capacity:
         if len(_CAP_VIEWS) > 65536:
             _CAP_VIEWS.clear()
         hit = _CAP_VIEWS[(driver, id(capacity))] = (capacity, device_view(driver, None, capacity, False))
-    caps = hit[1]
-    view = device_view(driver, attrs, None, allow_multi)
-    return DeviceView(None, view.error or caps.error, driver, view.attrs, caps.caps, allow_multi)
+    return lazy_device_view(driver, attrs, hit[1], allow_multi)
 
 
 class Slice:
