@@ -80,8 +80,8 @@ def run(quick: bool) -> list[Row]:
 
     def model_rebuilt() -> Any:
         # A relist delivers new dicts: nothing converted before can be reused.
-        for cache in (model_mod._SLICES, model_mod._NODES, model_mod._LAST):
-            cache.clear()
+        for name in ("_SLICES", "_NODES", "_LAST"):
+            getattr(model_mod, name, {}).clear()
         return model_for(rebuild(), gates).slices
     m = measure(model_after_event, iterations=iterations, max_seconds=seconds, warmup=1)
     full = measure(model_rebuilt, iterations=3, max_seconds=seconds, warmup=0)
