@@ -44,7 +44,7 @@ class Compactor:
         """(the shared value, whether it is new). A container holding a new value cannot equal
         an earlier one, so it is not looked up nor remembered: the table holds no key for the
         unique parts of a state (a device with a UUID), at the price of sharing a structure
-        only from its third occurrence on when it nests new values two levels deep."""
+        nesting ``d`` levels of containers only from its ``d + 2``-th occurrence on."""
         t = type(v)
         if t is str:
             return _intern(v), False
