@@ -22,6 +22,7 @@ pays nothing for classes.
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 from webhook.allocator.claims import Claim
@@ -42,16 +43,33 @@ _ABSTRACTABLE = {("string", str), ("int", int)}
 never fails (``bool`` is not ``int`` here: the type is compared exactly)."""
 
 
-def _attribute(key: Any, raw: Any, driver: str) -> tuple[Any, str, tuple[str, Any] | None, Any]:
-    """(key, qualified name, (kind, value) if it may be identifying, exact hashable form)."""
-    q = (key if "/" in key else f"{driver}/{key}") if isinstance(key, str) else ""
+def _value(raw: Any) -> tuple[tuple[str, Any] | None, Any]:
+    """(``(kind, value)`` if the attribute may be identifying, its exact hashable form)."""
     if type(raw) is dict and len(raw) == 1:
         ((kind, v),) = raw.items()
         if (kind, type(v)) in _ABSTRACTABLE:
-            return key, q, (kind, v), (kind, v)
+            kv = (kind, v)
+            return kv, kv
         if type(v) in (str, int, bool, float):  # the type too: True == 1 == 1.0 in Python, not in CEL
-            return key, q, None, (kind, type(v), v)
-    return key, q, None, repr(raw)
+            return None, (kind, type(v), v)
+    return None, repr(raw)
+
+
+def _names(keys: tuple[Any, ...], driver: str) -> tuple[tuple[Any, str], ...]:
+    """(key, qualified name) per attribute key: shared by every device with the same keys."""
+    got = _NAMES.get((driver, keys))
+    if got is None:
+        got = tuple((k, sys.intern(k if "/" in k else f"{driver}/{k}") if isinstance(k, str) else "")
+                    for k in keys)
+        if len(_NAMES) > 4096:
+            _NAMES.clear()
+        _NAMES[(driver, keys)] = got
+    return got
+
+
+_NAMES: dict[tuple[str, tuple[Any, ...]], tuple[tuple[Any, str], ...]] = {}
+_SHARED: dict[Any, Any] = {}
+"""One instance of each device shape (bounded): devices of identical nodes share theirs."""
 
 
 def identifying(model: Model) -> frozenset[str]:
@@ -60,61 +78,68 @@ def identifying(model: Model) -> frozenset[str]:
     got: frozenset[str] | None = model.class_data.get("identifying")
     if got is not None:
         return got
-    owner: dict[tuple[str, Any], str] = {}
+    owner: dict[tuple[str, str, Any], str] = {}
     shared: set[str] = set()
     for sl in model.slices:
         not_identifying, owned = _attribute_values(sl)
         shared |= not_identifying
         for node, values in owned:
-            for q, v in values:
-                if owner.setdefault((q, v), node) != node:
-                    shared.add(q)
-    got = frozenset(q for q, _ in owner if q not in shared)
+            for qv in values:
+                if owner.setdefault(qv, node) != node:
+                    shared.add(qv[0])
+    got = frozenset(qv[0] for qv in owner if qv[0] not in shared)
     model.class_data["identifying"] = got
     return got
 
 
-def _attribute_values(sl: Slice) -> tuple[frozenset[str], tuple[tuple[str, frozenset[tuple[str, Any]]], ...]]:
-    """(attributes of the slice that cannot be identifying, per node: the (name, value) pairs
-    that could be), computed once per slice."""
+def _attribute_values(sl: Slice) -> tuple[frozenset[str], tuple[tuple[str, frozenset[tuple[str, str, Any]]], ...]]:
+    """(attributes of the slice that cannot be identifying, per node: the (name, kind, value)
+    of those that could be), computed once per slice."""
     got: Any = sl.attr_values
     if got is None:
         shared: set[str] = set()
-        owned: dict[str, set[tuple[str, Any]]] = {}
+        owned: dict[str, set[tuple[str, str, Any]]] = {}
         for d in sl.devices:
             node = sl.node_name or d.node_name
-            for _key, q, val, _exact in _shape(d)[1]:
+            for (_key, q), raw in zip(_shape(d)[1], d.attrs.values(), strict=True):
+                val = _value(raw)[0]
                 if val is None or not node:
                     shared.add(q)
                 else:
-                    owned.setdefault(node, set()).add((q, val))
+                    owned.setdefault(node, set()).add((q, *val))
         got = sl.attr_values = (frozenset(shared), tuple((n, frozenset(v)) for n, v in owned.items()))
     return got  # type: ignore[no-any-return]
 
 
-def _shape(dev: Device) -> tuple[tuple[Any, ...], tuple[tuple[Any, str, Any, str], ...]]:
-    """What the search sees of a device apart from allocation and node: everything but the
-    attributes, and per attribute (key, qualified name, scalar value or None, exact form).
-    Devices are immutable and shared between models: computed once."""
+def _shape(dev: Device) -> tuple[tuple[Any, ...], tuple[tuple[Any, str], ...]]:
+    """What the search sees of a device apart from allocation, node and attribute values:
+    everything but the attributes, and per attribute its (key, qualified name); the values are
+    read from ``dev.attrs`` (same order) when a key is built. Devices are immutable and shared
+    between models: computed once, and one instance is shared by all devices alike (the same
+    device of every node of a pool)."""
     got: Any = dev.shape
     if got is None:
         base = (dev.name, dev.slice.driver, dev.caps, tuple(dev.raw_capacity), dev.consumes, dev.allow_multi,
                 dev.binding, dev.taints, dev.skip_node_ops, dev.slice.per_device)
-        driver = dev.slice.driver
-        items = tuple([_attribute(key, raw, driver) for key, raw in dev.attrs.items()])
-        got = dev.shape = (base, items)
+        got = (base, _names(tuple(dev.attrs), dev.slice.driver))
+        if len(_SHARED) > 65536:
+            _SHARED.clear()
+        got = dev.shape = _SHARED.setdefault(got, got)
     return got  # type: ignore[no-any-return]
 
 
 def _device_key(model: Model, dev: Device, node: NodeInfo, ident: frozenset[str],
                 numbers: dict[tuple[str, str, Any], int]) -> tuple[Any, ...]:
-    base, items = _shape(dev)
-    attrs = tuple((key, val[0], numbers.setdefault((q, *val), len(numbers))) if val is not None and q in ident
-                  else (key, exact) for key, q, val, exact in items)
+    base, names = _shape(dev)
+    attrs = []
+    for (key, q), raw in zip(names, dev.attrs.values(), strict=True):
+        val, exact = _value(raw)
+        attrs.append((key, val[0], numbers.setdefault((q, *val), len(numbers))) if val is not None and q in ident
+                     else (key, exact))
     k = dev.dkey
     alloc = model.allocated
     agg = alloc.aggregated.get(k)
-    return (base, attrs, bool(dev.slice.per_device) and dev.matches_node(node),
+    return (base, tuple(attrs), bool(dev.slice.per_device) and dev.matches_node(node),
             k in alloc.dedicated, k in alloc.shared, tuple(sorted(agg.items())) if agg else ())
 
 

@@ -10,8 +10,11 @@ from typing import Any, Protocol
 
 
 class _Node(Protocol):
-    name: str
-    labels: dict[str, str]
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def labels(self) -> dict[str, str]: ...
 
 
 _OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")

@@ -73,7 +73,7 @@ def gather_pools(model: Model, node: NodeInfo) -> list[Pool]:
     stable = model.variant == STABLE
     others = [sl for sl in model.slices if sl.has_counters and sl.node_name not in ("", node.name)] if stable else []
     kept: dict[tuple[str, str], list[Slice]] = {}
-    for sl in [*model.by_node.get(node.name, ()), *model.unnamed, *others]:
+    for sl in [*model.node_slices(node.name), *model.unnamed_slices(), *others]:
         if not slice_relevant(sl, node, stable):
             continue
         key = sl.pool_key()
@@ -88,7 +88,7 @@ def gather_pools(model: Model, node: NodeInfo) -> list[Pool]:
         gen = slices[0].generation
         want = slices[0].count
         if len(slices) != want:
-            everything = model.by_pool.get((driver, name), [])  # also the slices the gates hide
+            everything = model.pool_slices((driver, name))  # also the slices the gates hide
             if any(s.generation > gen for s in everything):
                 continue  # obsolete: a newer generation exists elsewhere; not even incomplete
             same = [s for s in everything if s.generation == gen and (cg or not s.has_groups)]

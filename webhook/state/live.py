@@ -20,6 +20,7 @@ from typing import Any
 
 from webhook import ConfigError
 from webhook.state.base import KINDS, ClusterSnapshot
+from webhook.state.compact import COMPACT_KINDS, Compactor
 from webhook.state.reflector import API_VERSIONS, KIND_APIS, KindStatus, Reflector, ReflectorOptions
 
 log = logging.getLogger(__name__)
@@ -51,8 +52,9 @@ class SnapshotStore:
 
     Each kind's tuple is ordered by key (the apiserver's LIST order), so a relist and a stream of
     events that reach the same state give the same snapshot contents. ``snapshot()`` takes no lock.
-    Objects are stored as given (``kind``/``apiVersion`` are filled in when a LIST omitted them);
-    callers must not mutate them afterwards.
+    Objects are stored as given (``kind``/``apiVersion`` are filled in when a LIST omitted them),
+    slices and nodes as compacted copies sharing their equal parts (``compact.py``); callers
+    must not mutate them afterwards.
     """
 
     def __init__(self, kinds: Iterable[str] = KINDS, source: str = "live",
@@ -63,6 +65,8 @@ class SnapshotStore:
         self._objs: dict[str, dict[str, dict[str, Any]]] = {k: {} for k in self._kinds}
         self._keys: dict[str, list[str]] = {k: [] for k in self._kinds}
         self._rv: dict[str, str] = {k: "" for k in self._kinds}
+        self._compactor = Compactor()
+        self._compact_lock = threading.Lock()
         self._snap = ClusterSnapshot(MappingProxyType({k: () for k in (*KINDS, *self._kinds)}),
                                      source, 0.0, 0)
 
@@ -79,12 +83,17 @@ class SnapshotStore:
         """Make ``items`` the whole content of ``kind`` (after a LIST); objects without a name are
         skipped. Publishes a new snapshot only when something changed."""
         new: dict[str, dict[str, Any]] = {}
+        stored = self._objs[kind]
         for obj in items:
             key = object_key(obj)
             if key is None:
                 log.info("cluster state: ignoring a listed %s without metadata.name", kind)
                 continue
-            new[key] = self._normalise(kind, obj)
+            had = stored.get(key)
+            rv = _rv(obj) if isinstance(obj, dict) else ""
+            # An object the store holds at the same resourceVersion is kept as stored: a resync
+            # costs no compaction, and the allocator's caches (keyed on identity) stay valid.
+            new[key] = had if had is not None and rv != "" and _rv(had) == rv else self._normalise(kind, obj)
         with self._lock:
             old = self._objs[kind]
             self._rv[kind] = resource_version
@@ -143,6 +152,9 @@ class SnapshotStore:
             return self._publish(kind, tup)
 
     def _normalise(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        if kind in COMPACT_KINDS:  # slices and nodes share their equal parts (``compact.py``)
+            with self._compact_lock:
+                obj = self._compactor.object(obj)
         # List items may come without kind/apiVersion; consumers (and from_objects) key on kind.
         if "kind" not in obj:
             obj["kind"] = kind

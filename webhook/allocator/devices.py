@@ -1,0 +1,392 @@
+"""The converted objects of the allocator model: devices, slices, nodes, device classes, allocated state.
+
+Pure: no I/O, no kubernetes imports. Raw attribute and capacity maps are *referenced* from the
+snapshot, not copied; strings are interned, integral counter values are ints, and identical
+capacity/counter specs (and their tuples) are shared. A slice's devices are converted on first
+use (``Slice.devices``). Odd state (wrong types, unparsable quantities) never raises: it is read
+as "absent" or zero, the way the scheduler would skip it. ``model.py`` builds these per snapshot.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from fractions import Fraction
+from typing import Any
+
+from webhook.allocator.nodesel import NodeSelector, parse_node_selector
+from webhook.gates import FeatureGates, Gate
+from webhook.quantity import try_parse
+
+_DEVICES_LOCK = threading.Lock()
+_intern = sys.intern
+
+
+def _s(v: Any) -> str:
+    """An interned string, or "" for anything that is not a string."""
+    return _intern(v) if isinstance(v, str) else ""
+
+
+def _d(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _l(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def qty(v: Any) -> Fraction | None:
+    q = try_parse(v) if v is not None else None
+    return q.value if q is not None else None
+
+
+Num = int | Fraction
+"""An exact amount: an int when integral (fast to add and compare: every quantity of the hot
+path, bytes, cores, counts, is), else the Fraction. Both compare and add exactly with each other."""
+
+
+def num(v: Fraction | None) -> Num | None:
+    """``v`` as a ``Num`` (None stays None)."""
+    if v is None:
+        return None
+    return v.numerator if v.denominator == 1 else v
+
+
+def qnum(v: Any) -> Num | None:
+    """A quantity's exact value as a ``Num``, or None when absent or unparsable."""
+    return num(qty(v))
+
+
+def _num(v: Fraction | None) -> Num:
+    """A counter amount (0 when absent)."""
+    got = num(v)
+    return 0 if got is None else got
+
+
+def _shared(interner: dict[Any, Any], value: Any) -> Any:
+    """One shared instance of an immutable (hashable) value."""
+    return interner.setdefault(("v", value), value)
+
+
+class CapSpec:
+    """One declared capacity: value plus its request policy (shared between identical devices)."""
+
+    __slots__ = ("value", "default", "vmin", "vmax", "step", "valid_values", "has_policy", "raw_value",
+                 "raw_min", "raw_max", "raw_step", "raw_default")
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw_value = raw.get("value")
+        self.value: Num = qnum(raw.get("value")) or 0
+        pol = raw.get("requestPolicy")
+        self.has_policy = isinstance(pol, dict)
+        pol = _d(pol)
+        self.raw_default = pol.get("default")
+        self.default = qnum(self.raw_default)
+        vr = pol.get("validRange")
+        if isinstance(vr, dict):
+            self.raw_min, self.raw_max, self.raw_step = vr.get("min"), vr.get("max"), vr.get("step")
+            self.vmin, self.vmax, self.step = qnum(self.raw_min), qnum(self.raw_max), qnum(self.raw_step)
+        else:
+            self.raw_min = self.raw_max = self.raw_step = None
+            self.vmin = self.vmax = self.step = None
+        self.valid_values: tuple[Num, ...] | None = None
+        if isinstance(pol.get("validValues"), list) and pol["validValues"]:
+            vals = [qnum(v) for v in pol["validValues"]]
+            self.valid_values = tuple(v for v in vals if v is not None)
+
+
+class Device:
+    """One device of a slice. ``uid`` is unique within the model (selector cache key)."""
+
+    __slots__ = ("uid", "name", "slice", "attrs", "caps", "capnames", "consumes", "allow_multi",
+                 "binding", "taints", "node_name", "all_nodes", "node_selector", "skip_node_ops",
+                 "has_groups", "_view", "raw_capacity", "dkey", "shape")
+
+    def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
+        self.uid = uid
+        self.name = _s(raw.get("name"))
+        self.slice = sl
+        self.dkey = (sl.driver, sl.pool, self.name)
+        self.attrs: dict[str, Any] = _d(raw.get("attributes"))
+        self.raw_capacity: dict[str, Any] = _d(raw.get("capacity"))
+        caps: list[tuple[str, str, CapSpec]] = []
+        driver = sl.driver
+        seen: set[str] = set()
+        # A name qualified with the device's own driver wins over the bare spelling of the same id.
+        for explicit in (True, False):
+            for name, c in self.raw_capacity.items():
+                if not isinstance(name, str) or not isinstance(c, dict):
+                    continue
+                is_expl = name.startswith(driver + "/")
+                if is_expl != explicit:
+                    continue
+                full = name if "/" in name else f"{driver}/{name}"
+                if full in seen:
+                    continue
+                seen.add(full)
+                key = ("cap", repr(sorted(c.items(), key=lambda kv: str(kv[0]))))
+                spec = interner.get(key)
+                if spec is None:
+                    spec = interner[key] = CapSpec(c)
+                caps.append((_intern(full), _intern(name), spec))
+        self.caps = _shared(interner, tuple(caps))
+        self.capnames = _shared(interner, frozenset(n for n, _, _ in caps))
+        cons: list[tuple[str, tuple[tuple[str, int | Fraction], ...], frozenset[str] | None]] = []
+        self.has_groups = False
+        for cc in _l(raw.get("consumesCounters")):
+            if not isinstance(cc, dict):
+                continue
+            counters = tuple(sorted((_s(k), _num(qty(_d(v).get("value"))))
+                                    for k, v in _d(cc.get("counters")).items()))
+            groups_raw = [g for g in _l(cc.get("compatibilityGroups")) if isinstance(g, str)]
+            groups = frozenset(_intern(g) for g in groups_raw) if groups_raw else None
+            if groups:
+                self.has_groups = True
+            ckey = ("cons", _s(cc.get("counterSet")), counters, groups)
+            entry = interner.get(ckey)
+            if entry is None:
+                entry = interner[ckey] = ckey[1:]
+            cons.append(entry)
+        self.consumes = _shared(interner, tuple(cons))
+        self.allow_multi = raw.get("allowMultipleAllocations") is True
+        self.binding = bool(_l(raw.get("bindingConditions")))
+        taints = []
+        for t in _l(raw.get("taints")):
+            if isinstance(t, dict):
+                taints.append((_s(t.get("key")), _s(t.get("value")), _s(t.get("effect"))))
+        self.taints = _shared(interner, tuple(taints)) if taints else ()
+        self.node_name = _s(raw.get("nodeName"))
+        self.all_nodes = raw.get("allNodes") is True
+        self.node_selector = parse_node_selector(raw.get("nodeSelector"))
+        self.skip_node_ops = sl.skip_node_ops
+        self._view: Any = None
+        self.shape: Any = None
+        """What the search sees of it apart from attributes and node (``classes.py``), on first use."""
+
+    @property
+    def driver(self) -> str:
+        return self.slice.driver
+
+    @property
+    def pool(self) -> str:
+        return self.slice.pool
+
+    def key(self) -> tuple[str, str, str]:
+        return self.dkey
+
+    def label(self) -> str:
+        return f"{self.slice.driver}/{self.slice.pool}/{self.name}"
+
+    def view(self, hide_multi: bool = False) -> Any:
+        """The CEL device view, built on first use. ``hide_multi``: as the stable allocator shows
+        the device to CEL, without ``allowMultipleAllocations`` (not cached: rare)."""
+        if hide_multi and self.allow_multi:
+            from webhook.cel import device_view
+            return device_view(self.slice.driver, self.attrs, self.raw_capacity, False)
+        if self._view is None:
+            self._view = _device_view(self.slice.driver, self.attrs, self.raw_capacity, self.allow_multi)
+        return self._view
+
+    def matches_node(self, node: NodeInfo) -> bool:
+        """Per-device node selection (slices with perDeviceNodeSelection)."""
+        if self.node_name:
+            return self.node_name == node.name
+        if self.all_nodes:
+            return True
+        if self.node_selector is not None:
+            return self.node_selector.matches(node)
+        return False
+
+
+_CAP_VIEWS: dict[tuple[str, int], tuple[dict[str, Any], Any]] = {}
+"""(driver, id(raw capacity map)) -> (that map, its CEL view): identical devices of a compacted
+state (``state/compact.py``) share one capacity map, so they share its converted form."""
+
+
+_NO_CAPS: Any = None
+"""The view of an empty capacity map (set on first use)."""
+
+
+def _device_view(driver: str, attrs: dict[str, Any], capacity: dict[str, Any], allow_multi: bool) -> Any:
+    """The CEL view of a device: attributes converted when read, the capacity part shared with
+    devices of the same capacity map (``cel.view.lazy_device_view``)."""
+    from webhook.cel.view import device_view, lazy_device_view
+    global _NO_CAPS
+    if _NO_CAPS is None:
+        _NO_CAPS = device_view(driver, None, None, False)
+    hit = _CAP_VIEWS.get((driver, id(capacity))) if capacity else (capacity, _NO_CAPS)
+    if hit is None or hit[0] is not capacity:
+        if len(_CAP_VIEWS) > 65536:
+            _CAP_VIEWS.clear()
+        hit = _CAP_VIEWS[(driver, id(capacity))] = (capacity, device_view(driver, None, capacity, False))
+    return lazy_device_view(driver, attrs, hit[1], allow_multi)
+
+
+class Slice:
+    """One converted slice. The header (placement, pool, counter sets) is read when the slice is
+    converted; its devices only when first used (``devices``): a one-shot allocation converts
+    the devices of the nodes it tries, not the whole cluster."""
+
+    __slots__ = ("name", "driver", "pool", "generation", "count", "node_name", "all_nodes",
+                 "node_selector", "per_device", "counter_sets", "counter_set_names", "_devices",
+                 "has_counters", "mode_known", "skip_node_ops", "attr_values", "_raw", "_first_uid",
+                 "_interner", "_has_groups", "_has_binding")
+
+    def __init__(self, raw: dict[str, Any], first_uid: int, interner: dict[Any, Any]) -> None:
+        meta = _d(raw.get("metadata"))
+        spec = _d(raw.get("spec"))
+        pool = _d(spec.get("pool"))
+        self.name = _s(meta.get("name"))
+        self.driver = _s(spec.get("driver"))
+        self.pool = _s(pool.get("name"))
+        gen, cnt = pool.get("generation"), pool.get("resourceSliceCount")
+        self.generation = gen if isinstance(gen, int) and not isinstance(gen, bool) else 0
+        self.count = cnt if isinstance(cnt, int) and not isinstance(cnt, bool) else 0
+        self.node_name = _s(spec.get("nodeName"))
+        self.all_nodes = spec.get("allNodes") is True
+        self.node_selector: NodeSelector | None = parse_node_selector(spec.get("nodeSelector"))
+        self.per_device: bool | None = (spec["perDeviceNodeSelection"] is True
+                                        if "perDeviceNodeSelection" in spec
+                                        and spec["perDeviceNodeSelection"] is not None else None)
+        self.skip_node_ops = bool(_l(spec.get("skipNodeOperations")))
+        """Its devices skip node operations (only the experimental allocator checks it)."""
+        self.counter_sets: dict[str, dict[str, int | Fraction]] = {}
+        names: list[str] = []
+        for cs in _l(spec.get("sharedCounters")):
+            if not isinstance(cs, dict):
+                continue
+            n = _s(cs.get("name"))
+            names.append(n)
+            self.counter_sets[n] = {_s(k): _num(qty(_d(v).get("value")))
+                                    for k, v in _d(cs.get("counters")).items()}
+        self.counter_set_names = _shared(interner, tuple(names))
+        self.has_counters = bool(names)
+        self._raw: dict[str, Any] | None = raw
+        self._first_uid = first_uid
+        self._interner: dict[Any, Any] | None = interner
+        self._devices: tuple[Device, ...] | None = None
+        self._has_groups = self._has_binding = False
+        self.attr_values: Any = None
+        """Its attributes' values per node, for the node classes (``classes.py``), on first use."""
+
+    @property
+    def devices(self) -> tuple[Device, ...]:
+        """The devices, converted on first use (once: serving threads share slices)."""
+        got = self._devices
+        if got is None:
+            with _DEVICES_LOCK:
+                got = self._devices
+                if got is None:
+                    raw, interner = self._raw, self._interner
+                    assert raw is not None and interner is not None
+                    devs = []
+                    for i, d in enumerate(_l(_d(raw.get("spec")).get("devices"))):
+                        if isinstance(d, dict):
+                            devs.append(Device(self._first_uid + i, self, d, interner))
+                    self._has_groups = any(d.has_groups for d in devs)
+                    self._has_binding = any(d.binding for d in devs)
+                    got = self._devices = tuple(devs)
+                    self._raw = self._interner = None
+        return got
+
+    @property
+    def has_groups(self) -> bool:
+        return bool(self.devices) and self._has_groups
+
+    @property
+    def has_binding(self) -> bool:
+        return bool(self.devices) and self._has_binding
+
+    def pool_key(self) -> tuple[str, str]:
+        return (self.driver, self.pool)
+
+
+class NodeInfo:
+    """A node: name, labels and ``status.declaredFeatures`` (read from the Node object on first use)."""
+
+    __slots__ = ("name", "_labels", "_features", "_raw")
+
+    def __init__(self, name: str, labels: dict[str, str], features: frozenset[str] = frozenset(),
+                 raw: dict[str, Any] | None = None) -> None:
+        self.name = name
+        self._labels = labels
+        self._features = features
+        self._raw = raw
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> NodeInfo | None:
+        """The node of a Node object (None when it has no name)."""
+        name = _s(_d(raw.get("metadata")).get("name"))
+        return cls(name, {}, frozenset(), raw) if name else None
+
+    def _read(self) -> None:
+        raw = self._raw
+        if raw is not None:
+            meta = _d(raw.get("metadata"))
+            self._labels = {k: v for k, v in _d(meta.get("labels")).items()
+                            if isinstance(k, str) and isinstance(v, str)}
+            self._features = frozenset(f for f in _l(_d(raw.get("status")).get("declaredFeatures"))
+                                       if isinstance(f, str))
+            self._raw = None
+
+    @property
+    def labels(self) -> dict[str, str]:
+        if self._raw is not None:
+            self._read()
+        return self._labels
+
+    @property
+    def features(self) -> frozenset[str]:
+        """``status.declaredFeatures``."""
+        if self._raw is not None:
+            self._read()
+        return self._features
+
+
+class DeviceClassInfo:
+    __slots__ = ("name", "selectors", "raw")
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+        self.name = _s(_d(raw.get("metadata")).get("name"))
+        self.selectors: list[Any] = _l(_d(raw.get("spec")).get("selectors"))
+
+
+class AllocatedState:
+    """§3: devices in use (dedicated), shared devices, aggregated consumed capacity."""
+
+    __slots__ = ("dedicated", "shared", "aggregated")
+
+    def __init__(self) -> None:
+        self.dedicated: set[tuple[str, str, str]] = set()
+        self.shared: set[tuple[str, str, str]] = set()
+        self.aggregated: dict[tuple[str, str, str], dict[str, Num]] = {}
+
+    def copy(self) -> AllocatedState:
+        c = AllocatedState()
+        c.dedicated = set(self.dedicated)
+        c.shared = set(self.shared)
+        c.aggregated = {k: dict(v) for k, v in self.aggregated.items()}
+        return c
+
+    def is_allocated(self, key: tuple[str, str, str]) -> bool:
+        return key in self.dedicated or key in self.shared or key in self.aggregated
+
+    def add_results(self, results: list[Any], gates: FeatureGates, claim_driver_caps: Any = None) -> None:
+        """Fold allocation results (raw dicts of ``status.allocation.devices.results``) in."""
+        cc = gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY)
+        for r in results:
+            if not isinstance(r, dict) or r.get("adminAccess") is True:
+                continue
+            key = (_s(r.get("driver")), _s(r.get("pool")), _s(r.get("device")))
+            if cc and r.get("shareID"):
+                self.shared.add(key)
+                consumed = r.get("consumedCapacity")
+                if isinstance(consumed, dict):
+                    agg = self.aggregated.setdefault(key, {})
+                    for name, v in consumed.items():
+                        val = qnum(v)
+                        if isinstance(name, str) and val is not None:
+                            agg[name] = agg.get(name, 0) + val  # keyed as written (§7.3)
+            else:
+                self.dedicated.add(key)
