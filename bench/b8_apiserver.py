@@ -10,6 +10,11 @@ compatibility-groups document) and of a ResourceClaim with a CEL selector (which
 feasibility check) in a closed loop, alternating between the two apiservers over several
 rounds so drift on the shared machine hits both alike. Reported: p50 and p99 with the webhooks
 vs without, target p99 <= 1.5x. Without the upstream binaries (``make upstream``) it is n/a.
+
+A third apiserver on the same etcd has the chart's webhook configurations pointing at the echo
+app (``bench/echo_app.py``: the same gunicorn/TLS server, answering ``allowed`` at once), so a
+second row per case shows what *any* webhook costs on this machine: the apiserver's own side of
+two webhook calls and a minimal server, with nothing of our review in it.
 """
 
 from __future__ import annotations
@@ -113,15 +118,17 @@ def run(quick: bool) -> list[Row]:
         except (RuntimeError, ProcError, OSError, ImportError, subprocess.SubprocessError) as e:
             first = (str(e).splitlines() or [type(e).__name__])[0]
             return [Row.na(NAME, "apiserver", f"sandbox did not start: {first[:140]}")]
+        echo = None
         try:
             bare = sb.cluster.add_apiserver(sb.gates, name="bare")
-            apis = {"with": sb.api, "without": bare}
+            echo, echo_api = _echo_apiserver(sb, Path(tmp))
+            apis = {"with": sb.api, "without": bare, "echo": echo_api}
             for case, (path, obj) in cases.items():
                 body = json.dumps(obj).encode()
-                lat: dict[str, list[float]] = {"with": [], "without": []}
-                errors = {"with": 0, "without": 0}
-                secs = {"with": 0.0, "without": 0.0}
-                reviews = {"with": [0.0, 0.0], "without": [0.0, 0.0]}
+                lat: dict[str, list[float]] = {k: [] for k in apis}
+                errors = dict.fromkeys(apis, 0)
+                secs = dict.fromkeys(apis, 0.0)
+                reviews: dict[str, list[float]] = {k: [0.0, 0.0] for k in apis}
                 why = ""
                 for api in apis.values():  # warm: connections, CEL caches, the allocator model
                     load(api, path, body, 2)
@@ -137,9 +144,45 @@ def run(quick: bool) -> list[Row]:
                         secs[key] += s
                         why = why or last
                 rows.append(_row(case, lat, errors, secs, reviews, why))
+                rows.append(_echo_row(case, lat, errors, why))
         finally:
+            if echo is not None:
+                echo.stop()
             sb.stop()
     return rows
+
+
+def _echo_apiserver(sb: Any, tmp: Path) -> tuple[Any, Any]:
+    """(the echo server, a third apiserver whose webhook configurations, the chart's, call it)."""
+    import yaml
+
+    from bench import servers
+    from tests.rig.sandbox import render_chart
+    certs = servers.make_certs(tmp / "echo-certs")
+    echo = servers.start("echo", servers.ECHO, certs, tmp, workers=2, threads=4)
+    api = sb.cluster.add_apiserver(sb.gates, name="echo")
+    values = sb.chart_values({"webhooks": {"url": f"https://127.0.0.1:{echo.port}"},
+                              "certs": {"existingSecret": {"caBundle": (certs / "ca.crt").read_text()}}})
+    configs = [o for o in render_chart(values)
+               if o["kind"] in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")]
+    done = api.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(configs))
+    if done.returncode != 0:
+        raise RuntimeError(f"cannot register the echo webhooks: {done.stderr[-300:]}")
+    time.sleep(2)  # the apiserver's webhook informer picks the configurations up within a second
+    return echo, api
+
+
+def _echo_row(case: str, lat: dict[str, list[float]], errors: dict[str, int], why: str) -> Row:
+    label = f"{case} via kube-apiserver, {CLIENTS} clients: p99 with the echo app as both webhooks vs without"
+    if not lat["echo"] or not lat["without"]:
+        return Row.na(NAME, label, f"no successful request (errors {errors}; last: {why})"[:200])
+    p99 = {k: percentile(v, 99) for k, v in lat.items()}
+    p50 = {k: percentile(v, 50) for k, v in lat.items()}
+    ratio = p99["echo"] / p99["without"] if p99["without"] > 0 else None
+    ctx = (f"what any webhook costs here (context for the row above); echo: p50 {fmt_time(p50['echo'])} "
+           f"p99 {fmt_time(p99['echo'])} (n={len(lat['echo'])}, errors {errors['echo']}); p50 ratio "
+           f"{p50['echo'] / p50['without']:.2f}×; ours vs echo: p99 {p99['with'] / p99['echo']:.2f}×")
+    return Row(NAME, label, fmt_time(p99["echo"]), fmt_time(p99["without"]), ratio, "(context)", None, ctx)
 
 
 def _reviews(sb: Any) -> tuple[float, float]:
