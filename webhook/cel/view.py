@@ -127,66 +127,62 @@ _LAYOUTS: dict[tuple[str, tuple[Any, ...]], dict[str, dict[str, tuple[Any, ...]]
 (the last supported one wins, as in ``device_view``): shared by every device with those names."""
 
 
-class _Domains(Mapping[str, Mapping[str, Any]]):
-    """``device.attributes`` by domain over the raw attribute map, converted on lookup."""
+class _ByGet(Mapping[str, Any]):
+    """A read-only mapping computed on lookup: ``get`` answers (None: absent) for the candidate
+    keys of ``_keys``; indexing, iteration and length follow from it."""
 
-    __slots__ = ("_raw", "_layout")
+    __slots__ = ("_raw", "_keys")
 
-    def __init__(self, raw: Mapping[str, Any], layout: dict[str, dict[str, tuple[Any, ...]]]) -> None:
+    def __init__(self, raw: Mapping[str, Any], keys: Mapping[str, Any]) -> None:
         self._raw = raw
-        self._layout = layout
+        self._keys = keys
+
+    def get(self, key: str, default: Any = None) -> Any:
+        raise NotImplementedError
+
+    def __getitem__(self, key: str) -> Any:
+        got = self.get(key)
+        if got is None:
+            raise KeyError(key)
+        return got
+
+    def __iter__(self) -> Any:
+        return (k for k in self._keys if self.get(k) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Domains(_ByGet):
+    """``device.attributes`` by domain over the raw attribute map, converted on lookup (keys: the
+    layout, domain -> id -> spellings)."""
+
+    __slots__ = ()
 
     def get(self, domain: str, default: Any = None) -> Any:
-        ids = self._layout.get(domain)
+        ids = self._keys.get(domain)
         if ids is None:
             return default
         dom = _Ids(self._raw, ids)
         return dom if dom.any() else default
 
-    def __getitem__(self, domain: str) -> Mapping[str, Any]:
-        got: Mapping[str, Any] | None = self.get(domain)
-        if got is None:
-            raise KeyError(domain)
-        return got
 
-    def __iter__(self) -> Any:
-        return (d for d in self._layout if self.get(d) is not None)
+class _Ids(_ByGet):
+    """One domain of ``_Domains``: id -> CEL value of the last supported attribute spelling it
+    (keys: id -> spellings, last first)."""
 
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-
-class _Ids(Mapping[str, Any]):
-    """One domain of ``_Domains``: id -> CEL value of the last supported attribute spelling it."""
-
-    __slots__ = ("_raw", "_ids")
-
-    def __init__(self, raw: Mapping[str, Any], ids: dict[str, tuple[Any, ...]]) -> None:
-        self._raw = raw
-        self._ids = ids
+    __slots__ = ()
 
     def get(self, ident: str, default: Any = None) -> Any:
-        for name in self._ids.get(ident, ()):
+        for name in self._keys.get(ident, ()):
             v = _attribute_value(self._raw[name])
             if v is not None:
                 return v
         return default
 
-    def __getitem__(self, ident: str) -> Any:
-        got = self.get(ident)
-        if got is None:
-            raise KeyError(ident)
-        return got
-
-    def __iter__(self) -> Any:
-        return (i for i in self._ids if self.get(i) is not None)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
     def any(self) -> bool:
         """Whether some id has a value (stops at the first)."""
-        return any(_attribute_value(self._raw[n]) is not None for ns in self._ids.values() for n in ns)
+        return any(_attribute_value(self._raw[n]) is not None for ns in self._keys.values() for n in ns)
 
 
 def _split_name(name: str, driver: str) -> tuple[str, str]:
