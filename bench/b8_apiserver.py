@@ -174,15 +174,24 @@ def _echo_apiserver(sb: Any, tmp: Path) -> tuple[Any, Any]:
 
 def _echo_row(case: str, lat: dict[str, list[float]], errors: dict[str, int], why: str) -> Row:
     label = f"{case} via kube-apiserver, {CLIENTS} clients: p99 with the echo app as both webhooks vs without"
-    if not lat["echo"] or not lat["without"]:
+    q = _quantiles(lat, ("echo", "without", "with"))
+    if q is None:
         return Row.na(NAME, label, f"no successful request (errors {errors}; last: {why})"[:200])
-    p99 = {k: percentile(v, 99) for k, v in lat.items()}
-    p50 = {k: percentile(v, 50) for k, v in lat.items()}
+    p50, p99 = q
     ratio = p99["echo"] / p99["without"] if p99["without"] > 0 else None
     ctx = (f"what any webhook costs here (context for the row above); echo: p50 {fmt_time(p50['echo'])} "
            f"p99 {fmt_time(p99['echo'])} (n={len(lat['echo'])}, errors {errors['echo']}); p50 ratio "
            f"{p50['echo'] / p50['without']:.2f}×; ours vs echo: p99 {p99['with'] / p99['echo']:.2f}×")
     return Row(NAME, label, fmt_time(p99["echo"]), fmt_time(p99["without"]), ratio, "(context)", None, ctx)
+
+
+def _quantiles(lat: dict[str, list[float]],
+               arms: tuple[str, ...]) -> tuple[dict[str, float], dict[str, float]] | None:
+    """(p50, p99) per arm, or None when one of ``arms`` has no successful request."""
+    if not all(lat.get(a) for a in arms):
+        return None
+    return ({k: percentile(v, 50) for k, v in lat.items() if v},
+            {k: percentile(v, 99) for k, v in lat.items() if v})
 
 
 def _reviews(sb: Any) -> tuple[float, float]:
@@ -200,10 +209,10 @@ def _reviews(sb: Any) -> tuple[float, float]:
 def _row(case: str, lat: dict[str, list[float]], errors: dict[str, int], secs: dict[str, float],
          reviews: dict[str, list[float]], why: str) -> Row:
     label = f"{case} dry-run create via kube-apiserver, {CLIENTS} clients: p99 with webhooks vs without"
-    if not lat["with"] or not lat["without"]:
+    q = _quantiles(lat, ("with", "without"))
+    if q is None:
         return Row.na(NAME, label, f"no successful request (errors {errors}; last: {why})"[:200])
-    p99 = {k: percentile(v, 99) for k, v in lat.items()}
-    p50 = {k: percentile(v, 50) for k, v in lat.items()}
+    p50, p99 = q
     ratio = p99["with"] / p99["without"] if p99["without"] > 0 else None
     tput = {k: len(v) / secs[k] if secs[k] else 0.0 for k, v in lat.items()}
     ctx = (f"with: p50 {fmt_time(p50['with'])} p99 {fmt_time(p99['with'])} (n={len(lat['with'])}, "
