@@ -12,6 +12,7 @@ import base64
 import copy
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,28 @@ def _set(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
         return value
     _get(doc, path[:-1])[path[-1]] = value
     return doc
+
+
+def fields(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """(path, value) of every field below ``value``, depth first, in document order (uncapped)."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in items:
+        yield (*at, key), child
+        yield from fields(child, (*at, key))
+
+
+def replaced(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
+    """A deep copy of ``doc`` with the field at ``path`` (not the root) set to a copy of ``value``."""
+    out = copy.deepcopy(doc)
+    _get(out, path[:-1])[path[-1]] = copy.deepcopy(value)
+    return out
+
+
+def removed(doc: Any, path: tuple[Any, ...]) -> Any:
+    """A deep copy of ``doc`` without the field at ``path`` (not the root)."""
+    out = copy.deepcopy(doc)
+    del _get(out, path[:-1])[path[-1]]
+    return out
 
 
 def _nest(value: Any, depth: int, use_list: bool) -> Any:

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.strategies import check_response
+from tests.strategies import check_response, fields, replaced
 from webhook import BadReview
 from webhook.admission.pipeline import review
 from webhook.config import Settings
@@ -49,22 +48,6 @@ def _objects() -> list[Any]:
     return found
 
 
-def _paths(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, child in items:
-        yield (*at, key), child
-        yield from _paths(child, (*at, key))
-
-
-def _replaced(obj: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
-    out = copy.deepcopy(obj)
-    node: Any = out
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = copy.deepcopy(value)
-    return out
-
-
 def _envelope(obj: Any, old: Any, operation: str, subresource: str) -> dict[str, Any]:
     kind = obj["kind"]
     group, _, version = obj["apiVersion"].rpartition("/")
@@ -84,11 +67,11 @@ def _envelope(obj: Any, old: Any, operation: str, subresource: str) -> dict[str,
 @pytest.mark.parametrize("obj", _objects())
 def test_every_field_of_another_type_is_answered(obj: dict[str, Any]) -> None:
     answered = 0
-    for path, value in _paths(obj):
+    for path, value in fields(obj):
         if path[0] in ("apiVersion", "kind"):
             continue  # those choose the rules; wrong ones are the envelope's and decode's cases
         for wrong in (*WRONG, *([[value]] if not isinstance(value, dict | list) else [])):
-            bad = _replaced(obj, path, wrong)
+            bad = replaced(obj, path, wrong)
             for operation, new, old, sub in (("CREATE", bad, None, ""), ("UPDATE", obj, bad, ""),
                                              ("UPDATE", bad, bad, ""), ("UPDATE", bad, obj, "status")):
                 doc = _envelope(copy.deepcopy(new), copy.deepcopy(old), operation, sub)

@@ -8,7 +8,6 @@ bench's devices replaced by values of other types and bad values, one at a time.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from bench import gen
 from tests.differential.gen_slices import resource_slices
 from tests.differential.generated import draw_many
+from tests.strategies import fields, removed, replaced
 from webhook.fielderrors import FieldPath
 from webhook.rules.slices import declarative
 from webhook.rules.slices.devices import validate_device
@@ -34,29 +34,12 @@ def _bench_devices() -> list[dict[str, Any]]:
             + objs["slice-plain-128"]["spec"]["devices"][:2])
 
 
-def _leaves(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, child in items:
-        yield (*at, key)
-        yield from _leaves(child, (*at, key))
-
-
 def _variants(dev: dict[str, Any]) -> Iterator[Any]:
     yield dev
-    for path in _leaves(dev):
+    for path, _ in fields(dev):
         for bad in BAD:
-            out = copy.deepcopy(dev)
-            node: Any = out
-            for key in path[:-1]:
-                node = node[key]
-            node[path[-1]] = copy.deepcopy(bad)
-            yield out
-        out = copy.deepcopy(dev)
-        node = out
-        for key in path[:-1]:
-            node = node[key]
-        del node[path[-1]]
-        yield out
+            yield replaced(dev, path, bad)
+        yield removed(dev, path)
 
 
 def _generated() -> list[Any]:
