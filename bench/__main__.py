@@ -68,11 +68,18 @@ def main(argv: list[str] | None = None) -> int:
     total = time.perf_counter() - started
     text = render(report, total)
     print(text)
-    out = a.out or (DEFAULT_OUT.with_name("results-quick.md") if a.quick
-                    else DEFAULT_OUT.with_name("results-partial.md") if a.only else DEFAULT_OUT)
+    out = a.out or default_out(a.quick, bool(a.only))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     return 1 if crashed else 0
+
+
+def default_out(quick: bool, subset: bool) -> Path:
+    """Where a run writes without ``--out``: only a full run of every benchmark replaces
+    ``bench/results.md``."""
+    if quick:
+        return DEFAULT_OUT.with_name("results-quick.md")
+    return DEFAULT_OUT.with_name("results-partial.md") if subset else DEFAULT_OUT
 
 
 def render(report: Report, total: float) -> str:

@@ -59,3 +59,28 @@ def test_b1_objects_are_admitted(case: str) -> None:
     review = parse_review(gen.admission_review(gen.b1_objects()[case]))
     out = evaluate(review, Settings(gates=FeatureGates.parse(gen.GATES)), None, endpoint="validate")
     assert out.handled and out.errors == []
+
+
+@pytest.mark.parametrize(("quick", "subset", "name"), [
+    pytest.param(False, False, "results.md", id="full-run-replaces-the-results"),
+    pytest.param(False, True, "results-partial.md", id="only-writes-beside-them"),
+    pytest.param(True, False, "results-quick.md", id="quick-writes-beside-them"),
+    pytest.param(True, True, "results-quick.md", id="quick-only-writes-beside-them"),
+])
+def test_only_a_full_run_replaces_the_results(quick: bool, subset: bool, name: str) -> None:
+    from bench.__main__ import default_out
+    assert default_out(quick, subset).name == name
+
+
+def test_the_before_column_puts_an_earlier_figure_beside_the_same_case() -> None:
+    from bench.common import Report, Row, read_table
+    old = Report(quick=False, rows=[Row("B1", "case a", "2.00 ms", "1.00 ms", 2.0),
+                                    Row("B1", "no ratio", "5 µs")])
+    before = read_table(old.table())
+    assert before == {("B1", "case a"): ("2.00 ms", "2.00×"), ("B1", "no ratio"): ("5 µs", "–")}
+    new = Report(quick=False, rows=[Row("B1", "case a", "1.00 ms", "1.00 ms", 1.0),
+                                    Row("B1", "no ratio", "4 µs"), Row("B2", "new case", "1 ms")])
+    lines = new.table(before).splitlines()
+    assert lines[0].split(" | ")[5] == "before"
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
+    assert [c[5] for c in cells] == ["2.00 ms (2.00×)", "5 µs", "–"]
