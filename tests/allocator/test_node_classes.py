@@ -18,6 +18,7 @@ from webhook.allocator.classes import class_of, identifying, transferable
 from webhook.allocator.feasibility import claims_for
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
+from webhook.state.compact import COMPACT_KINDS, Compactor
 
 GATES = FeatureGates.parse(gen.GATES)
 GPU = gen.GPU_DRIVER
@@ -45,12 +46,19 @@ def pool_cluster() -> list[dict[str, Any]]:
     return objs
 
 
-def _snapshot(objs: list[dict[str, Any]]) -> ClusterSnapshot:
-    return ClusterSnapshot.from_objects(copy.deepcopy(objs), source="test")
+def _snapshot(objs: list[dict[str, Any]], compacted: bool = False) -> ClusterSnapshot:
+    """A snapshot of copies of ``objs``; ``compacted``: as the file and live states store them
+    (equal sub-structures shared: devices then share capacity maps and counter lists)."""
+    copies = copy.deepcopy(objs)
+    if compacted:
+        c = Compactor()
+        copies = [c.object(o) if o.get("kind") in COMPACT_KINDS else o for o in copies]
+    return ClusterSnapshot.from_objects(copies, source="test")
 
 
-def test_identical_nodes_share_a_class_and_differences_split_it() -> None:
-    model = model_for(_snapshot(pool_cluster()), GATES)
+@pytest.mark.parametrize("compacted", [False, True], ids=["plain", "compacted"])
+def test_identical_nodes_share_a_class_and_differences_split_it(compacted: bool) -> None:
+    model = model_for(_snapshot(pool_cluster(), compacted), GATES)
     cls = {i: class_of(model, gen.node_name(i)) for i in range(8)}
     assert cls[0] is not None
     assert cls[0] == cls[1] == cls[6] == cls[7]  # only their names, pool names and UUIDs differ
@@ -123,8 +131,9 @@ def _flat(o: Outcome) -> str:
                        o.allocations()])
 
 
-def _outcomes(objs: list[dict[str, Any]], claims: list[dict[str, Any]], mode: str, steps: int) -> str:
-    snap = _snapshot(objs)
+def _outcomes(objs: list[dict[str, Any]], claims: list[dict[str, Any]], mode: str, steps: int,
+              compacted: bool = False) -> str:
+    snap = _snapshot(objs, compacted)
     return _flat(allocate(claims, model_for(snap, GATES), mode=mode, max_steps=steps))
 
 
@@ -152,6 +161,8 @@ def test_same_outcome_with_classes_on_and_off(monkeypatch: pytest.MonkeyPatch, c
         raw, _ = claims_for(gen.podgroup(claims=3), _snapshot(objs))
     assert isinstance(raw, list)
     on = _outcomes(objs, raw, mode, steps)
+    # Compacted, devices share their converted capacity and counters (``devices._by_id``).
+    assert _outcomes(objs, raw, mode, steps, compacted=True) == on
     monkeypatch.setattr(engine, "NODE_CLASSES", False)
     off = _outcomes(objs, raw, mode, steps)
     assert on == off

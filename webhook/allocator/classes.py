@@ -30,29 +30,16 @@ from webhook.allocator.model import Device, Model, NodeInfo, Slice
 from webhook.allocator.pools import pools_for
 from webhook.allocator.reasons import Reason
 
-_SCALAR_KINDS = ("string", "int")
-"""Attribute kinds that may be identifying: their CEL conversion never fails."""
-
 _ATTR_USE = re.compile(r"""attributes\s*\[\s*(?:"[^"\\]*"|'[^'\\]*')\s*\]\s*"""
                        r"""(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*\])""")
 _DEVICE_USE = re.compile(r"\bdevice\b(?!\s*\.\s*(?:attributes|capacity|driver|allowMultipleAllocations)\b)")
 
 
+_SCALAR_TYPES = (str, int, bool, float)
+
 _ABSTRACTABLE = {("string", str), ("int", int)}
 """(kind, exact Python type) of attribute values that may be identifying: their CEL conversion
 never fails (``bool`` is not ``int`` here: the type is compared exactly)."""
-
-
-def _value(raw: Any) -> tuple[tuple[str, Any] | None, Any]:
-    """(``(kind, value)`` if the attribute may be identifying, its exact hashable form)."""
-    if type(raw) is dict and len(raw) == 1:
-        ((kind, v),) = raw.items()
-        if (kind, type(v)) in _ABSTRACTABLE:
-            kv = (kind, v)
-            return kv, kv
-        if type(v) in (str, int, bool, float):  # the type too: True == 1 == 1.0 in Python, not in CEL
-            return None, (kind, type(v), v)
-    return None, repr(raw)
 
 
 def _names(keys: tuple[Any, ...], driver: str) -> tuple[tuple[Any, str], ...]:
@@ -101,13 +88,21 @@ def _attribute_values(sl: Slice) -> tuple[frozenset[str], tuple[tuple[str, froze
         owned: dict[str, set[tuple[str, str, Any]]] = {}
         for d in sl.devices:
             node = sl.node_name or d.node_name
-            for (_key, q), raw in zip(_shape(d)[1], d.attrs.values(), strict=True):
-                val = _value(raw)[0]
-                if val is None or not node:
-                    shared.add(q)
-                else:
-                    owned.setdefault(node, set()).add((q, *val))
-        got = sl.attr_values = (frozenset(shared), tuple((n, frozenset(v)) for n, v in owned.items()))
+            names = _shape(d)[1]
+            if not node:
+                shared.update(q for _key, q in names)
+                continue
+            own = owned.get(node)
+            if own is None:
+                own = owned[node] = set()
+            for (_key, q), raw in zip(names, d.attrs.values(), strict=True):
+                if type(raw) is dict and len(raw) == 1:
+                    ((kind, v),) = raw.items()
+                    if (kind, type(v)) in _ABSTRACTABLE:
+                        own.add((q, kind, v))
+                        continue
+                shared.add(q)
+        got = sl.attr_values = (frozenset(shared), tuple((n, frozenset(v)) for n, v in owned.items() if v))
     return got  # type: ignore[no-any-return]
 
 
@@ -131,11 +126,21 @@ def _shape(dev: Device) -> tuple[tuple[Any, ...], tuple[tuple[Any, str], ...]]:
 def _device_key(model: Model, dev: Device, node: NodeInfo, ident: frozenset[str],
                 numbers: dict[tuple[str, str, Any], int]) -> tuple[Any, ...]:
     base, names = _shape(dev)
-    attrs = []
+    attrs: list[tuple[Any, ...]] = []
     for (key, q), raw in zip(names, dev.attrs.values(), strict=True):
-        val, exact = _value(raw)
-        attrs.append((key, val[0], numbers.setdefault((q, *val), len(numbers))) if val is not None and q in ident
-                     else (key, exact))
+        # An identifying attribute by its first-occurrence number (its values are all of the
+        # kinds ``_ABSTRACTABLE`` lists: any other value makes it shared), any other by its value
+        # and the value's exact type (True == 1 == 1.0 in Python, not in CEL).
+        if type(raw) is dict and len(raw) == 1:
+            ((kind, v),) = raw.items()
+            if q in ident:
+                attrs.append((key, kind, numbers.setdefault((q, kind, v), len(numbers))))
+            elif type(v) in _SCALAR_TYPES:
+                attrs.append((key, kind, type(v), v))
+            else:
+                attrs.append((key, repr(raw)))
+        else:
+            attrs.append((key, repr(raw)))
     k = dev.dkey
     alloc = model.allocated
     agg = alloc.aggregated.get(k)

@@ -95,6 +95,82 @@ class CapSpec:
             self.valid_values = tuple(v for v in vals if v is not None)
 
 
+_BY_ID: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
+"""(what, id(raw part)) -> (that part, its conversion): the devices of a compacted state
+(``state/compact.py``) share one capacity map and one counter-consumption list per node pool
+shape, so each is converted once, not once per device (bounded; checked by identity)."""
+_BY_ID_MAX = 65536
+
+
+def _by_id(key: tuple[Any, ...], part: Any) -> tuple[Any, Any] | None:
+    hit = _BY_ID.get(key)
+    return (hit[1], hit[2]) if hit is not None and hit[0] is part else None
+
+
+def _remember(key: tuple[Any, ...], part: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    if len(_BY_ID) > _BY_ID_MAX:
+        _BY_ID.clear()
+    _BY_ID[key] = (part, a, b)
+    return a, b
+
+
+def _caps(driver: str, raw: dict[str, Any], interner: dict[Any, Any]) -> tuple[Any, Any]:
+    """(capacities as (qualified name, name as written, spec), their qualified names)."""
+    if not raw:
+        return _shared(interner, ()), _shared(interner, frozenset())
+    key = ("caps", driver, id(raw))
+    if (hit := _by_id(key, raw)) is not None:
+        return hit
+    caps: list[tuple[str, str, CapSpec]] = []
+    seen: set[str] = set()
+    # A name qualified with the device's own driver wins over the bare spelling of the same id.
+    for explicit in (True, False):
+        for name, c in raw.items():
+            if not isinstance(name, str) or not isinstance(c, dict):
+                continue
+            is_expl = name.startswith(driver + "/")
+            if is_expl != explicit:
+                continue
+            full = name if "/" in name else f"{driver}/{name}"
+            if full in seen:
+                continue
+            seen.add(full)
+            ckey = ("cap", repr(sorted(c.items(), key=lambda kv: str(kv[0]))))
+            spec = interner.get(ckey)
+            if spec is None:
+                spec = interner[ckey] = CapSpec(c)
+            caps.append((_intern(full), _intern(name), spec))
+    return _remember(key, raw, _shared(interner, tuple(caps)),
+                     _shared(interner, frozenset(n for n, _, _ in caps)))
+
+
+def _consumes(raw: Any, interner: dict[Any, Any]) -> tuple[Any, bool]:
+    """(counter consumption as (counter set, sorted (counter, amount)s, groups or None), whether
+    any entry names compatibility groups)."""
+    if not isinstance(raw, list) or not raw:
+        return (), False
+    key = ("cons", id(raw))
+    if (hit := _by_id(key, raw)) is not None:
+        return hit
+    cons: list[tuple[str, tuple[tuple[str, int | Fraction], ...], frozenset[str] | None]] = []
+    has_groups = False
+    for cc in raw:
+        if not isinstance(cc, dict):
+            continue
+        counters = tuple(sorted((_s(k), _num(qty(_d(v).get("value"))))
+                                for k, v in _d(cc.get("counters")).items()))
+        groups_raw = [g for g in _l(cc.get("compatibilityGroups")) if isinstance(g, str)]
+        groups = frozenset(_intern(g) for g in groups_raw) if groups_raw else None
+        if groups:
+            has_groups = True
+        ckey = ("cons", _s(cc.get("counterSet")), counters, groups)
+        entry = interner.get(ckey)
+        if entry is None:
+            entry = interner[ckey] = ckey[1:]
+        cons.append(entry)
+    return _remember(key, raw, _shared(interner, tuple(cons)), has_groups)
+
+
 class Device:
     """One device of a slice. ``uid`` is unique within the model (selector cache key)."""
 
@@ -109,45 +185,8 @@ class Device:
         self.dkey = (sl.driver, sl.pool, self.name)
         self.attrs: dict[str, Any] = _d(raw.get("attributes"))
         self.raw_capacity: dict[str, Any] = _d(raw.get("capacity"))
-        caps: list[tuple[str, str, CapSpec]] = []
-        driver = sl.driver
-        seen: set[str] = set()
-        # A name qualified with the device's own driver wins over the bare spelling of the same id.
-        for explicit in (True, False):
-            for name, c in self.raw_capacity.items():
-                if not isinstance(name, str) or not isinstance(c, dict):
-                    continue
-                is_expl = name.startswith(driver + "/")
-                if is_expl != explicit:
-                    continue
-                full = name if "/" in name else f"{driver}/{name}"
-                if full in seen:
-                    continue
-                seen.add(full)
-                key = ("cap", repr(sorted(c.items(), key=lambda kv: str(kv[0]))))
-                spec = interner.get(key)
-                if spec is None:
-                    spec = interner[key] = CapSpec(c)
-                caps.append((_intern(full), _intern(name), spec))
-        self.caps = _shared(interner, tuple(caps))
-        self.capnames = _shared(interner, frozenset(n for n, _, _ in caps))
-        cons: list[tuple[str, tuple[tuple[str, int | Fraction], ...], frozenset[str] | None]] = []
-        self.has_groups = False
-        for cc in _l(raw.get("consumesCounters")):
-            if not isinstance(cc, dict):
-                continue
-            counters = tuple(sorted((_s(k), _num(qty(_d(v).get("value"))))
-                                    for k, v in _d(cc.get("counters")).items()))
-            groups_raw = [g for g in _l(cc.get("compatibilityGroups")) if isinstance(g, str)]
-            groups = frozenset(_intern(g) for g in groups_raw) if groups_raw else None
-            if groups:
-                self.has_groups = True
-            ckey = ("cons", _s(cc.get("counterSet")), counters, groups)
-            entry = interner.get(ckey)
-            if entry is None:
-                entry = interner[ckey] = ckey[1:]
-            cons.append(entry)
-        self.consumes = _shared(interner, tuple(cons))
+        self.caps, self.capnames = _caps(sl.driver, self.raw_capacity, interner)
+        self.consumes, self.has_groups = _consumes(raw.get("consumesCounters"), interner)
         self.allow_multi = raw.get("allowMultipleAllocations") is True
         self.binding = bool(_l(raw.get("bindingConditions")))
         taints = []

@@ -255,11 +255,23 @@ _cache: OrderedDict[tuple[str, bool, bool, bool], Selector | CelCompileError] = 
 _MODES = {(d, lt, cc): Mode(d, lt, cc) for d in (False, True) for lt in (False, True) for cc in (False, True)}
 
 
+def _build_scanners() -> None:
+    """Build every scanner of celpy's lexer with the environment. lark's contextual lexer
+    compiles one regular expression per set of parser states, each on first use: the first
+    expressions a process compiles paid ~10 ms between them for that, more than a whole one-shot
+    allocation of a claim that fits (B6). Built here, they are part of start-up (~10 ms once)."""
+    parser = getattr(celpy.celparser.CELParser, "CEL_PARSER", None)
+    lexer = getattr(getattr(parser, "parser", None), "lexer", None)
+    for basic in {id(b): b for b in getattr(lexer, "lexers", {}).values()}.values():
+        getattr(basic, "scanner", None)
+
+
 def _environment() -> celpy.Environment:
     """The one celpy environment of the process (built on first use: it costs ~0.3 s)."""
     global _env
     if _env is None:
         _env = celpy.Environment()
+        _build_scanners()
     # Every celpy.Environment() sets the process's recursion limit to 2500 (another one built
     # later, by a library user or a test, lowers it again): checked on every compile.
     if sys.getrecursionlimit() < _RECURSION_LIMIT:
