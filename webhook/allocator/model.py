@@ -106,25 +106,11 @@ def _prune(raws: tuple[Any, ...], nodes: tuple[Any, ...]) -> None:
     """Keep only the converted slices and nodes of the latest snapshot (set operations on ids)."""
     with _SLICES_LOCK:
         _LATEST[0] = raws
-        gone = _SLICES.keys() - set(map(id, raws))
+        gone = _SLICES.keys() - set(map(id, raws)) if _SLICES else ()
         if gone:
             _forget([_SLICES.pop(k)[2] for k in gone])
-        gone = _NODES.keys() - set(map(id, nodes))
-        for k in gone:
+        for k in _NODES.keys() - set(map(id, nodes)) if _NODES else ():
             del _NODES[k]
-
-
-def _node_of(raw: dict[str, Any]) -> NodeInfo | None:
-    """The NodeInfo of a Node object (cached like slices), None when it has no name."""
-    rv = _rv(raw)
-    hit = _NODES.get(id(raw))
-    if hit is not None and hit[0] is raw and hit[1] == rv:
-        return hit[2]
-    info = NodeInfo.of(raw)
-    if info is not None:
-        with _SLICES_LOCK:
-            _NODES[id(raw)] = (raw, rv, info)
-    return info
 
 
 class _Index:
@@ -287,13 +273,29 @@ class Model:
 
 
 def _nodes(node_raws: tuple[Any, ...], index: _Index) -> dict[str, NodeInfo]:
-    """Nodes by name (sorted): the Node objects, plus nodes only known from slices and devices."""
+    """Nodes by name (sorted): the Node objects, plus nodes only known from slices and devices.
+    A Node object keeps its NodeInfo while the same dict keeps its resourceVersion (``_NODES``)."""
     nodes: dict[str, NodeInfo] = {}
+    fresh: list[tuple[int, tuple[dict[str, Any], Any, NodeInfo]]] = []
+    cached = _NODES.get
     for raw in node_raws:
-        if isinstance(raw, dict):
-            info = _node_of(raw)
-            if info is not None:
-                nodes[info.name] = info
+        if not isinstance(raw, dict):
+            continue
+        meta = raw.get("metadata")
+        rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
+        hit = cached(id(raw))
+        if hit is not None and hit[0] is raw and hit[1] == rv:
+            info = hit[2]
+        else:
+            got = NodeInfo.of(raw)
+            if got is None:
+                continue
+            info = got
+            fresh.append((id(raw), (raw, rv, info)))
+        nodes[info.name] = info
+    if fresh:
+        with _SLICES_LOCK:
+            _NODES.update(fresh)
     for name in (*index.by_node, *index.device_nodes):  # a node only known from its slices still gets a chance
         if name not in nodes:
             nodes[name] = NodeInfo(_intern(name), {})
