@@ -163,3 +163,21 @@ def test_usable_flags_for_devices_in_use(used: dict[str, str], admin: bool, want
     assert leaf is not None
     assert [static_ok(s, leaf, d) for d in s.flat] == want  # the reference
     assert s.pruner._from_base(0, leaf, ("any",)) == want
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_attribute_positions_kept_in_the_model_decide_as_fresh(seed: int) -> None:
+    """``prune.node_data`` keeps each node's attribute positions in the model for later requests:
+    outcomes with them kept equal outcomes with them rebuilt for every call."""
+    cases = _cases(seed)
+    modes = (JOINT, PER_CLAIM, JOINT)
+    fresh = []
+    for model, claims in cases:
+        for mode in modes:
+            model.attr_pos.clear()
+            fresh.append(_shown(allocate(claims, model, mode=mode, max_steps=10**6)))
+        model.attr_pos.clear()
+    kept = [_shown(allocate(claims, model, mode=mode, max_steps=10**6)) for model, claims in cases for mode in modes]
+    assert kept == fresh
+    reused = [positions for model, _ in cases for _pools, positions in model.attr_pos.values() if positions]
+    assert len(reused) >= 5  # matchAttribute claims filled positions that later calls found

@@ -18,7 +18,7 @@ from webhook.allocator.fit import selector_matches
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, _d, _l, _s
 from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.pools import Pool, pools_for
-from webhook.allocator.prune import NodeData
+from webhook.allocator.prune import node_data
 from webhook.allocator.reasons import Code, Reason, fatal, full, note, rank, text
 from webhook.allocator.search import DeviceResult, Search
 from webhook.gates import Gate
@@ -282,7 +282,7 @@ def _on_node(model: Model, node: NodeInfo, claims: list[Claim], mode: str, budge
     allocated = held.copy()
     results: list[list[DeviceResult]] = []
     steps = 0
-    data = NodeData(pools_for(model, node))  # the claims' searches share what does not depend on use
+    data = node_data(model, node, pools_for(model, node))  # the claims' searches share what does not depend on use
     for claim in claims:
         s = Search(model, node, [claim], allocated, max_steps=budget - steps, deadline=deadline,
                    clock=clock, data=data)

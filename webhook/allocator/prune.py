@@ -24,7 +24,7 @@ from webhook.allocator.fit import untolerated_taint
 from webhook.allocator.reasons import Code, Reason
 
 if TYPE_CHECKING:
-    from webhook.allocator.model import Device
+    from webhook.allocator.model import Device, Model, NodeInfo
     from webhook.allocator.pools import Pool
     from webhook.allocator.search import Search
 
@@ -83,14 +83,15 @@ class NodeData:
 
     __slots__ = ("flat", "misfits", "consumed", "all_sets", "attr_pos", "base", "pos_of", "consumers")
 
-    def __init__(self, pools: list[Pool]) -> None:
+    def __init__(self, pools: list[Pool], attr_pos: dict[str, dict[Value | None, list[int]]] | None = None) -> None:
         self.flat: tuple[Device, ...] = tuple(d for p in pools for d in p.candidates)
         self.misfits: dict[tuple[int, int], Any] = {}
         """(Leaf.sel_id, device uid) -> ``Search._misfit``."""
         self.consumed: dict[tuple[int, int], Any] = {}
         """(Leaf.cap_id, device uid) -> ``consumed_capacity`` (or its error)."""
         self.all_sets: dict[tuple[int, int], list[Device]] = {}
-        self.attr_pos: dict[str, dict[Value | None, list[int]]] = {}
+        self.attr_pos: dict[str, dict[Value | None, list[int]]] = {} if attr_pos is None else attr_pos
+        """Attribute name -> positions in ``flat`` per value (``Pruner.values``)."""
         self.base: dict[tuple[Any, ...], tuple[list[bool], list[Any]] | None] = {}
         """``_content(leaf)`` -> per candidate: statically usable with nothing in use, and its
         eligibility and capacity answer (``_state_free``); None when some candidate raises."""
@@ -98,6 +99,18 @@ class NodeData:
         """Device key -> position in ``flat``, on first use."""
         self.consumers: dict[tuple[str, str], tuple[Device, ...]] = {}
         """Per pool, its devices that consume counters (``pooluse.PoolUse``)."""
+
+
+def node_data(model: Model, node: NodeInfo, pools: list[Pool]) -> NodeData:
+    """The ``NodeData`` of one call on ``node``. The attribute positions depend only on the
+    node's candidates, which the model's cached pools fix: they are kept in the model (per node
+    name, while it has the same pools) and reused by every later request on that model."""
+    hit = model.attr_pos.get(node.name)
+    if hit is None or hit[0] is not pools:
+        hit = (pools, {})
+        if len(model.attr_pos) < 4096:
+            model.attr_pos[node.name] = hit
+    return NodeData(pools, hit[1])
 
 
 class Pruner:

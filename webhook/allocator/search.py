@@ -59,7 +59,7 @@ from webhook.allocator.fit import selector_matches, untolerated_taint
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, Num
 from webhook.allocator.pools import Pool, pools_for
 from webhook.allocator.pooluse import PoolUse, Undo
-from webhook.allocator.prune import SKIP, STOP, NodeData, Pruner, Window
+from webhook.allocator.prune import SKIP, STOP, NodeData, Pruner, Window, node_data
 from webhook.allocator.reasons import Code, Reason, fatal
 from webhook.allocator.variant import EXPERIMENTAL
 from webhook.gates import Gate
@@ -108,7 +108,7 @@ class Search:
         self.claims = claims
         self.allocated = allocated
         self.pools: list[Pool] = pools_for(model, node)
-        self.data = data if data is not None else NodeData(self.pools)
+        self.data = data if data is not None else node_data(model, node, self.pools)
         """What the searches of this node in one call share (per-pod mode: one search per claim)."""
         self.flat: tuple[Device, ...] = self.data.flat
         self.pool_of: dict[tuple[str, str], Pool] = {(p.driver, p.name): p for p in self.pools}
@@ -141,6 +141,9 @@ class Search:
         # Explanations: the reasons seen at the furthest point the search reached.
         self.frontier: tuple[int, ...] = ()
         self.reasons: dict[Reason, int] = {}
+        self.selector_reasons: dict[tuple[int, int, int], Reason] = {}
+        """The "selector is false" reason per (claim, leaf, selector): one instance for every
+        device the selector turns down (they name no device)."""
         self.revisited = False
         """Some claim's devices were taken back after the next claim found no fit with them."""
 
@@ -357,7 +360,12 @@ class Search:
 
     def _misfit_reason(self, ci: int, leaf: Leaf, dev: Device, misfit: Selector | str) -> Reason:
         if isinstance(misfit, Selector):
-            return self._reason(ci, leaf, Code.SELECTOR_FALSE, selector=misfit.name())
+            key = (ci, id(leaf), id(misfit))
+            got = self.selector_reasons.get(key)
+            if got is None:
+                got = self.selector_reasons[key] = self._reason(ci, leaf, Code.SELECTOR_FALSE,
+                                                                selector=misfit.name())
+            return got
         return self._reason(ci, leaf, Code.BINDING_OFF, device=dev.name)
 
     def could_select(self, leaf: Leaf, dev: Device, error: bool = True) -> bool:
