@@ -166,18 +166,32 @@ def test_usable_flags_for_devices_in_use(used: dict[str, str], admin: bool, want
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_attribute_positions_kept_in_the_model_decide_as_fresh(seed: int) -> None:
-    """``prune.node_data`` keeps each node's attribute positions in the model for later requests:
-    outcomes with them kept equal outcomes with them rebuilt for every call."""
+def test_node_data_kept_in_the_model_decides_as_fresh(seed: int) -> None:
+    """``prune.node_data`` keeps each node's evaluations (eligibility, capacity, attribute
+    positions, state-free usability) in the model for later requests: outcomes with them kept
+    equal outcomes with them rebuilt for every call."""
     cases = _cases(seed)
     modes = (JOINT, PER_CLAIM, JOINT)
     fresh = []
     for model, claims in cases:
         for mode in modes:
-            model.attr_pos.clear()
+            model.node_data.clear()
             fresh.append(_shown(allocate(claims, model, mode=mode, max_steps=10**6)))
-        model.attr_pos.clear()
+        model.node_data.clear()
     kept = [_shown(allocate(claims, model, mode=mode, max_steps=10**6)) for model, claims in cases for mode in modes]
     assert kept == fresh
-    reused = [positions for model, _ in cases for _pools, positions in model.attr_pos.values() if positions]
-    assert len(reused) >= 5  # matchAttribute claims filled positions that later calls found
+    # Across cases the claims differ, so one model's kept data also served other contents.
+    assert sum(1 for model, _ in cases for data in model.node_data.values() if data.misfits) >= 40
+    assert sum(1 for model, _ in cases for data in model.node_data.values() if data.attr_pos) >= 5
+
+
+def test_node_data_starts_afresh_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    from webhook.allocator import prune
+    model, claims = _cases(0)[0]
+    allocate(claims, model, mode=JOINT, max_steps=10**6)
+    name, kept = next(iter(model.node_data.items()))
+    assert prune.node_data(model, model.node(name), kept.pools) is kept
+    monkeypatch.setattr(prune, "NODE_DATA_MAX", kept.size() - 1)
+    fresh = prune.node_data(model, model.node(name), kept.pools)
+    assert fresh is not kept and fresh.size() == 0 and model.node_data[name] is fresh
+    assert prune.node_data(model, model.node(name), list(kept.pools)) is not fresh  # other pools: not its data

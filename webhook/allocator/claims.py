@@ -146,6 +146,14 @@ def _selectors(raw: Any, cls: str, claim: str = "", request: str = "") -> tuple[
     return tuple(out)
 
 
+def class_selectors(cls: DeviceClassInfo) -> tuple[Selector, ...]:
+    """The compiled selectors of a device class, kept on it (a compile error raises every time)."""
+    got: tuple[Selector, ...] | None = cls.compiled
+    if got is None:
+        got = cls.compiled = _selectors(cls.selectors, cls.name)
+    return got
+
+
 def _leaf(body: dict[str, Any], name: str, parent: str, label: str, model: Model,
           gates: FeatureGates) -> Leaf:
     def error(detail: str) -> AllocError:
@@ -173,7 +181,7 @@ def _leaf(body: dict[str, Any], name: str, parent: str, label: str, model: Model
         raise error(f"could not retrieve device class {cls_name}: "
                     f"deviceclass.resource.k8s.io \"{cls_name}\" not found")
     leaf.cls = cls
-    leaf.class_selectors = _selectors(cls.selectors, cls_name)
+    leaf.class_selectors = class_selectors(cls)
     leaf.selectors = _selectors(body.get("selectors"), "", label, name)
     mode = body.get("allocationMode", EXACT)
     if mode in (None, ""):

@@ -383,12 +383,15 @@ class NodeInfo:
 
 
 class DeviceClassInfo:
-    __slots__ = ("name", "selectors", "raw")
+    __slots__ = ("name", "selectors", "raw", "compiled")
 
     def __init__(self, raw: dict[str, Any]) -> None:
         self.raw = raw
         self.name = _s(_d(raw.get("metadata")).get("name"))
         self.selectors: list[Any] = _l(_d(raw.get("spec")).get("selectors"))
+        self.compiled: Any = None
+        """Its selectors as the search takes them, on first use (``claims.class_selectors``): the
+        same for every request of the class, as they name no claim."""
 
 
 class AllocatedState:

@@ -208,8 +208,8 @@ class Model:
         """The slices this model converted or took from the cache: one Slice per raw dict."""
         self.pools_cache: dict[str, Any] = {}
         """Gathered pools per node name (``pools.pools_for``)."""
-        self.attr_pos: dict[str, Any] = {}
-        """Per node name: (its pools, attribute positions among their candidates) (``prune.node_data``)."""
+        self.node_data: dict[str, Any] = {}
+        """Per node name: what searches there share across requests (``prune.node_data``)."""
         self.class_data: dict[str, Any] = {}
         """Node equivalence classes (``classes.py``), built on first use."""
         self.sel_cache: dict[Any, dict[int, Any]] = _SEL

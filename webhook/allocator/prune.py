@@ -76,21 +76,23 @@ class PruneInfo:
 
 
 class NodeData:
-    """What every search on one node in one ``allocate`` call can share: the candidates, and
-    per device what depends only on the device and a request's *content* (never on what is in
-    use). Per-pod mode runs one search per claim on a node; the claims of a PodGroup made from
-    one template then evaluate each device once, not once per claim."""
+    """What every search on one node of one model can share: the candidates, and per device what
+    depends only on the device, the gates and a request's *content* (never on what is in use).
+    Per-pod mode runs one search per claim on a node, so the claims of a PodGroup made from one
+    template evaluate each device once, not once per claim; and the model keeps it per node
+    (``node_data``), so later requests with the same content do not evaluate it again."""
 
-    __slots__ = ("flat", "misfits", "consumed", "all_sets", "attr_pos", "base", "pos_of", "consumers")
+    __slots__ = ("pools", "flat", "misfits", "consumed", "all_sets", "attr_pos", "base", "pos_of", "consumers")
 
-    def __init__(self, pools: list[Pool], attr_pos: dict[str, dict[Value | None, list[int]]] | None = None) -> None:
+    def __init__(self, pools: list[Pool]) -> None:
+        self.pools = pools
         self.flat: tuple[Device, ...] = tuple(d for p in pools for d in p.candidates)
         self.misfits: dict[tuple[int, int], Any] = {}
         """(Leaf.sel_id, device uid) -> ``Search._misfit``."""
         self.consumed: dict[tuple[int, int], Any] = {}
         """(Leaf.cap_id, device uid) -> ``consumed_capacity`` (or its error)."""
         self.all_sets: dict[tuple[int, int], list[Device]] = {}
-        self.attr_pos: dict[str, dict[Value | None, list[int]]] = {} if attr_pos is None else attr_pos
+        self.attr_pos: dict[str, dict[Value | None, list[int]]] = {}
         """Attribute name -> positions in ``flat`` per value (``Pruner.values``)."""
         self.base: dict[tuple[Any, ...], tuple[list[bool], list[Any]] | None] = {}
         """``_content(leaf)`` -> per candidate: statically usable with nothing in use, and its
@@ -100,17 +102,25 @@ class NodeData:
         self.consumers: dict[tuple[str, str], tuple[Device, ...]] = {}
         """Per pool, its devices that consume counters (``pooluse.PoolUse``)."""
 
+    def size(self) -> int:
+        return len(self.misfits) + len(self.consumed) + len(self.all_sets) + len(self.base) + len(self.attr_pos)
+
+
+NODE_DATA_MAX = 100_000
+"""Entries a node's kept ``NodeData`` may hold before it starts afresh (many distinct requests)."""
+
 
 def node_data(model: Model, node: NodeInfo, pools: list[Pool]) -> NodeData:
-    """The ``NodeData`` of one call on ``node``. The attribute positions depend only on the
-    node's candidates, which the model's cached pools fix: they are kept in the model (per node
-    name, while it has the same pools) and reused by every later request on that model."""
-    hit = model.attr_pos.get(node.name)
-    if hit is None or hit[0] is not pools:
-        hit = (pools, {})
-        if len(model.attr_pos) < 4096:
-            model.attr_pos[node.name] = hit
-    return NodeData(pools, hit[1])
+    """The ``NodeData`` of ``node``, kept in the model while the node has the same pools (the
+    model's cached ones): everything in it depends on the node's candidates, the gates and
+    request content only, so every later request on that model shares its evaluations. Serving
+    threads may share one: each entry is written whole, and two writers write equal values."""
+    got: NodeData | None = model.node_data.get(node.name)
+    if got is None or got.pools is not pools or got.size() > NODE_DATA_MAX:
+        got = NodeData(pools)
+        if len(model.node_data) < 4096:
+            model.node_data[node.name] = got
+    return got
 
 
 class Pruner:
