@@ -195,3 +195,13 @@ def test_node_data_starts_afresh_when_full(monkeypatch: pytest.MonkeyPatch) -> N
     fresh = prune.node_data(model, model.node(name), kept.pools)
     assert fresh is not kept and fresh.size() == 0 and model.node_data[name] is fresh
     assert prune.node_data(model, model.node(name), list(kept.pools)) is not fresh  # other pools: not its data
+
+
+def test_a_model_keeps_node_data_of_few_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from webhook.allocator import prune
+    model, _ = _cases(0)[0]
+    monkeypatch.setattr(prune, "NODE_DATA_NODES", 3)
+    names = [f"n{i}" for i in range(5)]
+    for n in names:
+        prune.node_data(model, model.node(n), [])
+    assert list(model.node_data) == names[2:]  # the oldest went first

@@ -106,8 +106,12 @@ class NodeData:
         return len(self.misfits) + len(self.consumed) + len(self.all_sets) + len(self.base) + len(self.attr_pos)
 
 
-NODE_DATA_MAX = 100_000
-"""Entries a node's kept ``NodeData`` may hold before it starts afresh (many distinct requests)."""
+NODE_DATA_MAX = 5_000
+"""Entries one node's kept ``NodeData`` may hold before it starts afresh (~75 distinct requests
+on a node of 66 devices)."""
+NODE_DATA_NODES = 128
+"""Nodes whose ``NodeData`` a model keeps (the oldest goes first): what a burst of distinct
+requests can make a model hold stays bounded (about 128 x 5,000 small entries)."""
 
 
 def node_data(model: Model, node: NodeInfo, pools: list[Pool]) -> NodeData:
@@ -115,11 +119,15 @@ def node_data(model: Model, node: NodeInfo, pools: list[Pool]) -> NodeData:
     model's cached ones): everything in it depends on the node's candidates, the gates and
     request content only, so every later request on that model shares its evaluations. Serving
     threads may share one: each entry is written whole, and two writers write equal values."""
-    got: NodeData | None = model.node_data.get(node.name)
+    kept = model.node_data
+    got: NodeData | None = kept.get(node.name)
     if got is None or got.pools is not pools or got.size() > NODE_DATA_MAX:
         got = NodeData(pools)
-        if len(model.node_data) < 4096:
-            model.node_data[node.name] = got
+        with model.lock:
+            kept.pop(node.name, None)
+            while len(kept) >= NODE_DATA_NODES:
+                del kept[next(iter(kept))]
+            kept[node.name] = got
     return got
 
 
