@@ -319,7 +319,7 @@ class Search:
         # errors are fatal). A reason only names devices the class and selectors select.
         # In use: picked by this claim (unless shareable), or, without admin access, by the
         # cluster or another claim of the search. Inline: most candidates a PodGroup's later
-        # claims pass are in use, and a call each cost a fifth of such a search.
+        # claims pass are in use (240 of the 336 a PodGroup of 16 partition pairs tries).
         key = dev.dkey
         if ((key in self.claim_picked[ci] and not (self.cc and dev.allow_multi))
                 or (not leaf.admin and (key in self.allocated.dedicated or key in self.picked))):
