@@ -106,12 +106,12 @@ class NodeData:
         return len(self.misfits) + len(self.consumed) + len(self.all_sets) + len(self.base) + len(self.attr_pos)
 
 
-NODE_DATA_MAX = 5_000
-"""Entries one node's kept ``NodeData`` may hold before it starts afresh (~75 distinct requests
-on a node of 66 devices)."""
-NODE_DATA_NODES = 128
-"""Nodes whose ``NodeData`` a model keeps (the oldest goes first): what a burst of distinct
-requests can make a model hold stays bounded (about 128 x 5,000 small entries)."""
+NODE_DATA_MAX = 2_000
+"""Entries one node's kept ``NodeData`` may hold before it starts afresh (~30 distinct request
+contents on a node of 66 devices; a PodGroup's claims from one template are one content)."""
+NODE_DATA_NODES = 64
+"""Nodes whose ``NodeData`` a model keeps (the oldest goes first). Entries take ~170 bytes, so
+what a burst of distinct requests can make one model hold stays under ~25 MiB per worker."""
 
 
 def node_data(model: Model, node: NodeInfo, pools: list[Pool]) -> NodeData:
