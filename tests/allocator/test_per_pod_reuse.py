@@ -205,3 +205,27 @@ def test_a_model_keeps_node_data_of_few_nodes(monkeypatch: pytest.MonkeyPatch) -
     for n in names:
         prune.node_data(model, model.node(n), [])
     assert list(model.node_data) == names[2:]  # the oldest went first
+
+
+def test_threads_sharing_kept_node_data_decide_as_alone() -> None:
+    """Serving threads share a model and so its kept node data: interleaved searches of the same
+    nodes (switching threads every microsecond) decide as each did alone on fresh data."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+    cases = _cases(1)
+    alone = []
+    for model, claims in cases:
+        model.node_data.clear()
+        alone.append(_shown(allocate(claims, model, mode=JOINT, max_steps=10**6)))
+        model.node_data.clear()
+    work = [(i, m, c) for i, (m, c) in enumerate(cases)] * 4
+    random.Random(7).shuffle(work)
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            got = list(pool.map(lambda w: (w[0], _shown(allocate(w[2], w[1], mode=JOINT, max_steps=10**6))),
+                                work))
+    finally:
+        sys.setswitchinterval(before)
+    assert [out for _, out in got] == [alone[i] for i, _ in got]

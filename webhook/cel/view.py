@@ -230,7 +230,7 @@ _SCALAR_KINDS: tuple[tuple[str, type], ...] = (("int", celtypes.IntType), ("bool
 
 def _attribute_value(raw: Any) -> Any:
     """The CEL value of one DeviceAttribute, or None when no (supported) value is set."""
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):  # the ABC check is slow: decoded JSON is a dict
         return None
     for key, cls in _SCALAR_KINDS:
         v = raw.get(key)
