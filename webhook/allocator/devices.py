@@ -95,23 +95,26 @@ class CapSpec:
             self.valid_values = tuple(v for v in vals if v is not None)
 
 
-_BY_ID: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
+_BY_ID: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 """(what, id(raw part)) -> (that part, its conversion): the devices of a compacted state
 (``state/compact.py``) share one capacity map and one counter-consumption list per node pool
 shape, so each is converted once, not once per device (bounded; checked by identity)."""
 _BY_ID_MAX = 65536
+"""Entries of each identity cache (``_BY_ID``, ``_CAP_VIEWS``) before it starts afresh."""
 
 
-def _by_id(key: tuple[Any, ...], part: Any) -> tuple[Any, Any] | None:
-    hit = _BY_ID.get(key)
-    return (hit[1], hit[2]) if hit is not None and hit[0] is part else None
+def _by_id(table: dict[Any, tuple[Any, Any]], key: Any, part: Any) -> Any:
+    """The conversion ``table`` holds for ``part`` under ``key`` (its ``id`` in it), or None:
+    the part is kept beside it, so a new object at a freed address never takes another's."""
+    hit = table.get(key)
+    return hit[1] if hit is not None and hit[0] is part else None
 
 
-def _remember(key: tuple[Any, ...], part: Any, a: Any, b: Any) -> tuple[Any, Any]:
-    if len(_BY_ID) > _BY_ID_MAX:
-        _BY_ID.clear()
-    _BY_ID[key] = (part, a, b)
-    return a, b
+def _remember(table: dict[Any, tuple[Any, Any]], key: Any, part: Any, value: Any) -> Any:
+    if len(table) > _BY_ID_MAX:
+        table.clear()
+    table[key] = (part, value)
+    return value
 
 
 def _caps(driver: str, raw: dict[str, Any], interner: dict[Any, Any]) -> tuple[Any, Any]:
@@ -119,7 +122,8 @@ def _caps(driver: str, raw: dict[str, Any], interner: dict[Any, Any]) -> tuple[A
     if not raw:
         return _shared(interner, ()), _shared(interner, frozenset())
     key = ("caps", driver, id(raw))
-    if (hit := _by_id(key, raw)) is not None:
+    hit: tuple[Any, Any] | None = _by_id(_BY_ID, key, raw)
+    if hit is not None:
         return hit
     caps: list[tuple[str, str, CapSpec]] = []
     seen: set[str] = set()
@@ -140,8 +144,9 @@ def _caps(driver: str, raw: dict[str, Any], interner: dict[Any, Any]) -> tuple[A
             if spec is None:
                 spec = interner[ckey] = CapSpec(c)
             caps.append((_intern(full), _intern(name), spec))
-    return _remember(key, raw, _shared(interner, tuple(caps)),
-                     _shared(interner, frozenset(n for n, _, _ in caps)))
+    got = (_shared(interner, tuple(caps)), _shared(interner, frozenset(n for n, _, _ in caps)))
+    _remember(_BY_ID, key, raw, got)
+    return got
 
 
 def _consumes(raw: Any, interner: dict[Any, Any]) -> tuple[Any, bool]:
@@ -150,7 +155,8 @@ def _consumes(raw: Any, interner: dict[Any, Any]) -> tuple[Any, bool]:
     if not isinstance(raw, list) or not raw:
         return (), False
     key = ("cons", id(raw))
-    if (hit := _by_id(key, raw)) is not None:
+    hit: tuple[Any, bool] | None = _by_id(_BY_ID, key, raw)
+    if hit is not None:
         return hit
     cons: list[tuple[str, tuple[tuple[str, int | Fraction], ...], frozenset[str] | None]] = []
     has_groups = False
@@ -168,7 +174,9 @@ def _consumes(raw: Any, interner: dict[Any, Any]) -> tuple[Any, bool]:
         if entry is None:
             entry = interner[ckey] = ckey[1:]
         cons.append(entry)
-    return _remember(key, raw, _shared(interner, tuple(cons)), has_groups)
+    got = (_shared(interner, tuple(cons)), has_groups)
+    _remember(_BY_ID, key, raw, got)
+    return got
 
 
 class Device:
@@ -228,16 +236,22 @@ class Device:
 
     def matches_node(self, node: NodeInfo) -> bool:
         """Per-device node selection (slices with perDeviceNodeSelection)."""
-        if self.node_name:
-            return self.node_name == node.name
-        if self.all_nodes:
-            return True
-        if self.node_selector is not None:
-            return self.node_selector.matches(node)
-        return False
+        return placed_on(self, node) is True
 
 
-_CAP_VIEWS: dict[tuple[str, int], tuple[dict[str, Any], Any]] = {}
+def placed_on(what: Slice | Device, node: NodeInfo) -> bool | None:
+    """Whether the node name, ``allNodes`` or node selector of a slice or device takes ``node``;
+    None when it sets none of them."""
+    if what.node_name:
+        return what.node_name == node.name
+    if what.all_nodes:
+        return True
+    if what.node_selector is not None:
+        return what.node_selector.matches(node)
+    return None
+
+
+_CAP_VIEWS: dict[Any, tuple[Any, Any]] = {}
 """(driver, id(raw capacity map)) -> (that map, its CEL view): identical devices of a compacted
 state (``state/compact.py``) share one capacity map, so they share its converted form."""
 
@@ -253,12 +267,13 @@ def _device_view(driver: str, attrs: dict[str, Any], capacity: dict[str, Any], a
     global _NO_CAPS
     if _NO_CAPS is None:
         _NO_CAPS = device_view(driver, None, None, False)
-    hit = _CAP_VIEWS.get((driver, id(capacity))) if capacity else (capacity, _NO_CAPS)
-    if hit is None or hit[0] is not capacity:
-        if len(_CAP_VIEWS) > 65536:
-            _CAP_VIEWS.clear()
-        hit = _CAP_VIEWS[(driver, id(capacity))] = (capacity, device_view(driver, None, capacity, False))
-    return lazy_device_view(driver, attrs, hit[1], allow_multi)
+    caps = _NO_CAPS
+    if capacity:
+        key = (driver, id(capacity))
+        caps = _by_id(_CAP_VIEWS, key, capacity)
+        if caps is None:
+            caps = _remember(_CAP_VIEWS, key, capacity, device_view(driver, None, capacity, False))
+    return lazy_device_view(driver, attrs, caps, allow_multi)
 
 
 class Slice:

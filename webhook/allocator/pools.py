@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from webhook.allocator.devices import placed_on
 from webhook.allocator.model import Device, Model, NodeInfo, Slice
 from webhook.allocator.variant import STABLE
 from webhook.gates import Gate
@@ -43,12 +44,9 @@ class Pool:
 def slice_relevant(sl: Slice, node: NodeInfo, stable: bool = False) -> bool:
     if stable and sl.has_counters:
         return True  # the stable allocator takes counter sets into every node's view
-    if sl.node_name:
-        return sl.node_name == node.name
-    if sl.all_nodes:
-        return True
-    if sl.node_selector is not None:
-        return sl.node_selector.matches(node)
+    placed = placed_on(sl, node)
+    if placed is not None:
+        return placed
     if sl.per_device:
         return any(d.matches_node(node) for d in sl.devices)
     # A slice that only holds counter sets (and no node selection) still belongs to its pool;
