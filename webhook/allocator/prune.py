@@ -5,9 +5,10 @@ capacity, taints, gates) was evaluated without a fatal error; it then bounds how
 devices remain after each position, and with a bound ``matchAttribute`` how many share its
 value. So the first solution and every fatal error are those of the unpruned search; only the
 explanations of a failure may differ (they say what the bound found). ``NodeData`` holds what
-the searches of one node in one call share (per-pod mode runs one search per claim): per-device
-answers keyed by request content, and each content's static fit with nothing in use, which a
-search redoes only for the devices its allocated state touches.
+the searches of one node share, within a call (per-pod mode runs one search per claim) and, kept
+in the model (``node_data``), across requests: per-device answers keyed by request content, and
+each content's static fit with nothing in use, which a search redoes only for the devices its
+allocated state touches.
 """
 
 from __future__ import annotations

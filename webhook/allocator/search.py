@@ -109,7 +109,8 @@ class Search:
         self.allocated = allocated
         self.pools: list[Pool] = pools_for(model, node)
         self.data = data if data is not None else node_data(model, node, self.pools)
-        """What the searches of this node in one call share (per-pod mode: one search per claim)."""
+        """What the searches of this node share: kept in the model across requests, and given by
+        the caller to the claims' searches of one per-pod call (``prune.node_data``)."""
         self.flat: tuple[Device, ...] = self.data.flat
         self.pool_of: dict[tuple[str, str], Pool] = {(p.driver, p.name): p for p in self.pools}
         self.max_steps = max_steps
