@@ -21,18 +21,23 @@ from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
 
 
-def _cases(seed: int) -> list[tuple[Any, list[dict[str, Any]]]]:
+def _cases(seed: int, admin: float = 0.0) -> list[tuple[Any, list[dict[str, Any]]]]:
     """The random states of ``test_allocator_budget`` with 2-4 small claims each (one or two
-    devices, maybe of one type, maybe on one parent: most gangs fit, some only jointly)."""
+    devices, maybe of one type, maybe on one parent: most gangs fit, some only jointly), a share
+    ``admin`` of them with admin access."""
     r = random.Random(seed)
     out = []
     for _ in range(80):
         objs, _claims, gates = _random_case(r)
+        if admin:
+            gates["DRAAdminAccess"] = True
         claims = []
         for i in range(r.randint(2, 4)):
             kw: dict[str, Any] = {}
             if i and r.random() < 0.7:  # later claims pickier: the joint search may go back
                 kw["selectors"] = [f'device.attributes["{DRV}"].type == "{r.choice("ab")}"']
+            if admin and r.random() < admin:
+                kw["adminAccess"] = True
             if gates["DRAConsumableCapacity"] and r.random() < 0.3:
                 kw["capacity"] = {"requests": {"bw": "4"}}
             cons = [{"matchAttribute": f"{DRV}/parent"}] if r.random() < 0.3 else None

@@ -283,15 +283,18 @@ def _on_node(model: Model, node: NodeInfo, claims: list[Claim], mode: str, budge
     results: list[list[DeviceResult]] = []
     steps = 0
     data = node_data(model, node, pools_for(model, node))  # the claims' searches share what does not depend on use
+    use = None  # and each carries the counters and groups of the one before
     for claim in claims:
         s = Search(model, node, [claim], allocated, max_steps=budget - steps, deadline=deadline,
-                   clock=clock, data=data)
+                   clock=clock, data=data, use=use)
         ok = s.run()
         steps += s.steps
         if not ok:
             return False, results, _why(s), steps, False
-        results.append(s.results[0])
-        allocated.add_results([_as_status(r) for r in s.results[0]], model.gates)
+        got = s.results[0]
+        results.append(got)
+        allocated.add_results([_as_status(r) for r in got], model.gates)
+        use = s.use.carried([r.device for r in got], [r.admin for r in got])
     return True, results, [], steps, True
 
 

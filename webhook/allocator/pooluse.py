@@ -35,6 +35,28 @@ class PoolUse:
         self.set_order: dict[tuple[str, str], dict[str, int]] = {}
         self.groups: dict[tuple[str, str], dict[str, Any]] = {}
 
+    def carried(self, picks: list[Device], admin: list[bool]) -> PoolUse | None:
+        """The ``PoolUse`` of the next search on this allocated state, once the caller folded
+        this search's picks (``picks``, ``admin`` per pick) in: per-pod mode's next claim. Its
+        counters and groups equal a fresh one's, without walking the allocated devices again:
+        every pick's consumption moves from the tally into what is available, and group states
+        stay (a pick passed the admits check, so the fold over the allocated devices in pool
+        order gives the same intersection). None when a pick has admin access and consumes
+        counters: the allocated state leaves it out, the tally does not."""
+        if any(a and d.consumes for d, a in zip(picks, admin, strict=True)):
+            return None
+        nxt = PoolUse(self.allocated, self.consumers)
+        for pk, avail in self.available.items():
+            tally = self.tally.get(pk)
+            if tally:
+                for (cs, c), v in tally.items():
+                    have = avail.get(cs)
+                    if have is not None and c in have:  # what ``_available`` would subtract
+                        have[c] -= v
+        nxt.available, nxt.overdrawn, nxt.set_order, nxt.groups = (
+            self.available, self.overdrawn, self.set_order, self.groups)
+        return nxt
+
     def _allocated_consumers(self, pool: Pool) -> list[Device]:
         """The pool's allocated devices that consume counters, in pool order (computed once)."""
         pk = (pool.driver, pool.name)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import weakref
 from bisect import bisect_left
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from webhook.allocator.capacity import CapacityError, Consumed, remaining_fit
@@ -36,26 +37,22 @@ OK, SKIP, STOP = 0, 1, 2
 class PruneInfo:
     """Per (leaf, node): which candidates are statically usable, and how many from each position."""
 
-    __slots__ = ("usable", "suffix", "by_attr", "vals_at")
+    __slots__ = ("usable", "suffix", "by_value")
 
-    def __init__(self, n: int) -> None:
-        self.usable: list[bool] = []
-        self.suffix = [0] * (n + 1)
-        self.by_attr: dict[str, dict[Value | None, list[int]]] = {}
-        self.vals_at: dict[str, list[Value | None]] = {}
+    def __init__(self, usable: list[bool]) -> None:
+        self.usable = usable
+        counted = list(accumulate(map(int, reversed(usable)), initial=0))
+        self.suffix = counted[::-1]
+        """Usable candidates from each position on (one entry more than positions, the last 0)."""
+        self.by_value: dict[tuple[str, Value | None], list[int]] = {}
 
-    def groups(self, p: Pruner, attr: str) -> dict[Value | None, list[int]]:
-        """Usable positions per value of ``attr``."""
-        got = self.by_attr.get(attr)
+    def group(self, p: Pruner, attr: str, val: Value | None) -> list[int]:
+        """Usable positions whose ``attr`` is ``val`` (built when first asked for)."""
+        key = (attr, val)
+        got = self.by_value.get(key)
         if got is None:
-            got = {}
             usable = self.usable
-            for val, ps in p.values(attr).items():
-                if val is not None:
-                    keep = [q for q in ps if usable[q]]
-                    if keep:
-                        got[val] = keep
-            self.by_attr[attr] = got
+            got = self.by_value[key] = [q for q in p.values(attr).get(val, ()) if usable[q]]
         return got
 
     def free_match(self, p: Pruner, cs: ConstraintState, leaf: Leaf
@@ -65,14 +62,7 @@ class PruneInfo:
             return None
         for c, seen in zip(cs.constraints, cs.seen, strict=True):
             if c.kind == "matchAttribute" and not seen and c.applies(leaf) and c.attribute not in leaf.derived:
-                got = self.vals_at.get(c.attribute)
-                if got is None:
-                    got = [None] * len(self.usable)
-                    for val, ps in self.groups(p, c.attribute).items():
-                        for q in ps:
-                            got[q] = val
-                    self.vals_at[c.attribute] = got
-                return got, c.attribute
+                return p.values_at(c.attribute), c.attribute
         return None
 
 
@@ -83,7 +73,8 @@ class NodeData:
     template evaluate each device once, not once per claim; and the model keeps it per node
     (``node_data``), so later requests with the same content do not evaluate it again."""
 
-    __slots__ = ("pools", "flat", "misfits", "consumed", "all_sets", "attr_pos", "base", "pos_of", "consumers")
+    __slots__ = ("pools", "flat", "misfits", "consumed", "all_sets", "attr_pos", "attr_at", "base", "pos_of",
+                 "consumers")
 
     def __init__(self, pools: list[Pool]) -> None:
         self.pools = pools
@@ -95,6 +86,8 @@ class NodeData:
         self.all_sets: dict[tuple[int, int], list[Device]] = {}
         self.attr_pos: dict[str, dict[Value | None, list[int]]] = {}
         """Attribute name -> positions in ``flat`` per value (``Pruner.values``)."""
+        self.attr_at: dict[str, list[Value | None]] = {}
+        """Attribute name -> value per position in ``flat`` (``Pruner.values_at``)."""
         self.base: dict[tuple[Any, ...], tuple[list[bool], list[Any]] | None] = {}
         """``_content(leaf)`` -> per candidate: statically usable with nothing in use, and its
         eligibility and capacity answer (``_state_free``); None when some candidate raises."""
@@ -104,7 +97,8 @@ class NodeData:
         """Per pool, its devices that consume counters (``pooluse.PoolUse``)."""
 
     def size(self) -> int:
-        return len(self.misfits) + len(self.consumed) + len(self.all_sets) + len(self.base) + len(self.attr_pos)
+        return (len(self.misfits) + len(self.consumed) + len(self.all_sets) + len(self.base) + len(self.attr_pos)
+                + len(self.attr_at))
 
 
 NODE_DATA_MAX = 2_000
@@ -146,6 +140,7 @@ class Pruner:
         self.info: dict[int, PruneInfo | None] = {}
         """id(leaf) -> data; None: pruning disabled for that leaf (some candidate raised)."""
         self.attr_pos: dict[str, dict[Value | None, list[int]]] = search.data.attr_pos
+        self.attr_at: dict[str, list[Value | None]] = search.data.attr_at
         self.by_content: dict[tuple[Any, ...], tuple[PruneInfo | None, int]] = {}
         """Leaves that ask the same of a device (a PodGroup's claims from one template) share
         their data: (data, steps its evaluation counted)."""
@@ -166,7 +161,7 @@ class Pruner:
             _ticks(s, shared[1])
             self.info[lid] = shared[0]
             return shared[0]
-        info: PruneInfo | None = PruneInfo(len(s.flat))
+        info: PruneInfo | None = None
         usable = self._from_base(ci, leaf, key) if self.share else None
         if usable is not None:
             steps = len(usable)
@@ -180,14 +175,11 @@ class Pruner:
                 try:
                     ok = static_ok(s, leaf, d)
                 except (AllocError, CapacityError):
-                    info = None
+                    usable = None
                     break
                 usable.append(ok)
-        if info is not None:
-            info.usable = usable
-            suffix = info.suffix
-            for pos in range(len(usable) - 1, -1, -1):
-                suffix[pos] = suffix[pos + 1] + (1 if usable[pos] else 0)
+        if usable is not None:
+            info = PruneInfo(usable)
         self.info[lid] = info
         self.by_content[key] = (info, steps)
         return info
@@ -246,6 +238,17 @@ class Pruner:
             self.attr_pos[attr] = got
         return got
 
+    def values_at(self, attr: str) -> list[Value | None]:
+        """The value of ``attr`` per candidate position (scalar semantics)."""
+        got = self.attr_at.get(attr)
+        if got is None:
+            got = [None] * len(self.s.flat)
+            for val, ps in self.values(attr).items():
+                for q in ps:
+                    got[q] = val
+            self.attr_at[attr] = got
+        return got
+
     def bound(self, ci: int, leaf: Leaf, info: PruneInfo) -> tuple[list[int] | None, str]:
         """The usable positions sharing the value a bound matchAttribute demands (fewest first)."""
         cs = self.s.constraints[ci]
@@ -255,7 +258,7 @@ class Pruner:
         for c, seen in zip(cs.constraints, cs.seen, strict=True):
             if c.kind != "matchAttribute" or not seen or not c.applies(leaf) or c.attribute in leaf.derived:
                 continue
-            ps = info.groups(self, c.attribute).get(seen[0], [])
+            ps = info.group(self, c.attribute, seen[0])
             if best[0] is None or len(ps) < len(best[0]):
                 best = (ps, c.attribute)
         return best
@@ -375,8 +378,8 @@ class Window:
             # ``pos`` sharing its value. Too few: no solution below, skip it.
             vals, attr = self.free
             val = vals[pos]
-            if val is not None:
-                ps = info.groups(p, attr)[val]
+            if val is not None and info.usable[pos]:
+                ps = info.group(p, attr, val)
                 if len(ps) - bisect_left(ps, pos + 1) < need - 1:
                     p.cut(ci, leaf, where, slot + len(ps) - bisect_left(ps, pos), attr)
                     return SKIP

@@ -101,7 +101,8 @@ class Search:
 
     def __init__(self, model: Model, node: NodeInfo, claims: list[Claim], allocated: AllocatedState,
                  *, max_steps: int = 100_000, deadline: float | None = None,
-                 clock: Callable[[], float] = time.monotonic, data: NodeData | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, data: NodeData | None = None,
+                 use: PoolUse | None = None) -> None:
         self.model = model
         self.gates = model.gates
         self.node = node
@@ -132,7 +133,8 @@ class Search:
         self.claim_picked: list[set[tuple[str, str, str]]] = [set() for _ in claims]
         self.shares: dict[tuple[str, str, str], int] = {}
         self.share_capacity: dict[tuple[str, str, str], dict[str, Num]] = {}
-        self.use = PoolUse(allocated, self.data.consumers)
+        self.use = use if use is not None else PoolUse(allocated, self.data.consumers)
+        """Counters and groups; per-pod mode carries the previous claim's (``PoolUse.carried``)."""
         self.constraints = [ConstraintState(c, self.gates) for c in claims]
         self.results: list[list[DeviceResult]] = [[] for _ in claims]
         self.misfits: dict[tuple[int, int], Selector | str | None] = self.data.misfits
@@ -141,7 +143,10 @@ class Search:
         self.pruner = Pruner(self)
         # Explanations: the reasons seen at the furthest point the search reached.
         self.frontier: tuple[int, ...] = ()
-        self.reasons: dict[Reason, int] = {}
+        self.noted: dict[Reason | tuple[int, Leaf, Device], int] = {}
+        """Reasons at the frontier and how often each was seen; a (claim, leaf, device) key is an
+        "in use" reason not built yet (``reasons`` builds it): most are dropped when the search
+        goes further, and a PodGroup's later claims pass many devices in use."""
         self.selector_reasons: dict[tuple[int, int, int], Reason] = {}
         """The "selector is false" reason per (claim, leaf, selector): one instance for every
         device the selector turns down (they name no device)."""
@@ -162,12 +167,23 @@ class Search:
         return [p for p in self.pools if p.invalid]
 
     # ---------------------------------------------------------------- bookkeeping
-    def note(self, where: tuple[int, ...], reason: Reason) -> None:
+    def note(self, where: tuple[int, ...], reason: Reason | tuple[int, Leaf, Device]) -> None:
         """Keep ``reason`` if the search got at least this far (``where`` orders positions)."""
         if where > self.frontier:
-            self.frontier, self.reasons = where, {}
+            self.frontier, self.noted = where, {}
         if where == self.frontier:
-            self.reasons[reason] = self.reasons.get(reason, 0) + 1
+            self.noted[reason] = self.noted.get(reason, 0) + 1
+
+    @property
+    def reasons(self) -> dict[Reason, int]:
+        """The reasons at the frontier with their counts, in the order first seen."""
+        out: dict[Reason, int] = {}
+        for r, n in self.noted.items():
+            if not isinstance(r, Reason):
+                ci, leaf, dev = r
+                r = self._reason(ci, leaf, Code.IN_USE, device=dev.name)
+            out[r] = out.get(r, 0) + n
+        return out
 
     def tick(self) -> None:
         """Count one step; past the budget or the deadline, stop the search."""
@@ -325,7 +341,7 @@ class Search:
         if ((key in self.claim_picked[ci] and not (self.cc and dev.allow_multi))
                 or (not leaf.admin and (key in self.allocated.dedicated or key in self.picked))):
             if noting and self.could_select(leaf, dev, error=False):
-                self.note(where, self._reason(ci, leaf, Code.IN_USE, device=dev.name))
+                self.note(where, (ci, leaf, dev))
             return None
         misfit = None if all_mode else self._misfit(leaf, dev)
         if misfit is not None:
