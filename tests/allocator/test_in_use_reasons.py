@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 
 from tests.allocator.builders import DRV, claim, dev, device_class, node, req, result, rslice
+from tests.allocator.test_per_pod_reuse import _cases as per_pod_cases
+from tests.allocator.test_per_pod_reuse import _shown
 from webhook.allocator import JOINT, PER_CLAIM, allocate, model_for
+from webhook.allocator.search import Search
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
 
@@ -34,6 +37,9 @@ def _state(types: str, held: str | None = None) -> list[dict[str, Any]]:
     pytest.param("aab", "a-0", [claim("one", req()), claim("two", req(count=2, selectors=[A]))], PER_CLAIM,
                  [f"{TWO}device a-0 already in use", f"{TWO}device a-1 already in use",
                   f"{TWO}request selector #0 false"], id="taken-by-the-cluster-and-an-earlier-pod"),
+    pytest.param("aba", "a-2", [claim("one", req(count=2)), claim("two", req(selectors=[A]))], PER_CLAIM,
+                 [f"{TWO}device a-0 already in use", f"{TWO}device a-2 already in use"],
+                 id="a-run-of-held-devices-names-only-those-selected"),
     pytest.param("aa", None, [claim("one", req(count=2)), claim("two", req())], JOINT,
                  [f"{TWO}device a-0 already in use", f"{TWO}device a-1 already in use"],
                  id="taken-by-another-claim-of-the-search"),
@@ -48,3 +54,14 @@ def test_in_use_reasons(types: str, held: str | None, claims: list[dict[str, Any
     out = allocate(claims, model_for(ClusterSnapshot.from_objects(_state(types, held)), FeatureGates()), mode=mode)
     assert out.feasible == (not want)
     assert out.reason_texts() == want
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("steps", [10**6, 40])
+def test_runs_of_held_devices_decide_and_explain_as_one_by_one(seed: int, steps: int,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # Per-pod mode: later claims pass runs of devices earlier claims (and the cluster) hold.
+    cases = per_pod_cases(seed, admin=0.25)
+    runs = [_shown(allocate(c, m, mode=PER_CLAIM, max_steps=steps)) for m, c in cases]
+    monkeypatch.setattr(Search, "runs", False)
+    assert [_shown(allocate(c, m, mode=PER_CLAIM, max_steps=steps)) for m, c in cases] == runs

@@ -283,10 +283,11 @@ def _on_node(model: Model, node: NodeInfo, claims: list[Claim], mode: str, budge
     results: list[list[DeviceResult]] = []
     steps = 0
     data = node_data(model, node, pools_for(model, node))  # the claims' searches share what does not depend on use
-    use = None  # and each carries the counters and groups of the one before
+    use = None  # each carries the counters and groups of the one before,
+    known: set[Any] = set()  # and prunes from the start where an earlier one found it worth it
     for claim in claims:
         s = Search(model, node, [claim], allocated, max_steps=budget - steps, deadline=deadline,
-                   clock=clock, data=data, use=use)
+                   clock=clock, data=data, use=use, known=known)
         ok = s.run()
         steps += s.steps
         if not ok:

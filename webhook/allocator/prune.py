@@ -19,7 +19,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from webhook.allocator.capacity import CapacityError, Consumed, remaining_fit
-from webhook.allocator.claims import AllocError, BudgetExceeded, Leaf
+from webhook.allocator.claims import AllocError, Leaf
 from webhook.allocator.constraints import ConstraintState, attribute_value
 from webhook.allocator.derived import Value
 from webhook.allocator.fit import untolerated_taint
@@ -132,7 +132,7 @@ class Pruner:
     share = True
     """Leaves equal in content share their data (``info_for``); tests compare with it off."""
 
-    def __init__(self, search: Search) -> None:
+    def __init__(self, search: Search, known: set[tuple[Any, ...]] | None = None) -> None:
         # A weak reference: the search holds its pruner, and a strong one back would make every
         # search a reference cycle that only the garbage collector frees (~190 objects per claim
         # review, 40-70 µs of collection each, measured by the serving work of issue 18).
@@ -144,6 +144,9 @@ class Pruner:
         self.by_content: dict[tuple[Any, ...], tuple[PruneInfo | None, int]] = {}
         """Leaves that ask the same of a device (a PodGroup's claims from one template) share
         their data: (data, steps its evaluation counted)."""
+        self.known: set[tuple[Any, ...]] = known if known is not None else set()
+        """Contents whose data a search of this call built (this one, or an earlier claim's in
+        per-pod mode): a leaf of such content prunes from its first candidate (``knows``)."""
 
     def info_for(self, ci: int, leaf: Leaf) -> PruneInfo | None:
         """Pruning data for ``leaf`` on this node, or None when some candidate raises (no pruning).
@@ -158,14 +161,14 @@ class Pruner:
         key = _content(leaf)
         shared = self.by_content.get(key) if self.share else None
         if shared is not None:
-            _ticks(s, shared[1])
+            s.ticks(shared[1])
             self.info[lid] = shared[0]
             return shared[0]
         info: PruneInfo | None = None
         usable = self._from_base(ci, leaf, key) if self.share else None
         if usable is not None:
             steps = len(usable)
-            _ticks(s, steps)
+            s.ticks(steps)
         else:
             usable = []
             steps = 0
@@ -182,7 +185,15 @@ class Pruner:
             info = PruneInfo(usable)
         self.info[lid] = info
         self.by_content[key] = (info, steps)
+        self.known.add(key)
         return info
+
+    def knows(self, leaf: Leaf) -> bool:
+        """Whether a search of this call already built data for ``leaf``'s content. Its claims
+        then prune from the first candidate: a PodGroup's later claims from one template skip
+        the dead ends an earlier one had to try before its data was worth building. Decided
+        alike whether data is shared (``share``) or not, so sharing changes no outcome."""
+        return _content(leaf) in self.known
 
     def _from_base(self, ci: int, leaf: Leaf, key: tuple[Any, ...]) -> list[bool] | None:
         """``static_ok`` of every candidate, from the node's state-free evaluation of a leaf of
@@ -333,21 +344,15 @@ def _common(keys: Any, pos_of: dict[tuple[str, str, str], int]) -> list[tuple[st
     return [k for k in pos_of if k in keys]
 
 
-def _ticks(s: Search, n: int) -> None:
-    """Count ``n`` steps of ``s`` at once, stopping where ``n`` calls of ``s.tick`` would."""
-    if s.steps + n > s.max_steps:
-        s.steps = s.max_steps + 1
-        raise BudgetExceeded(s.max_steps, "step budget")
-    crosses = (s.steps + n) // 32 != s.steps // 32
-    s.steps += n
-    if s.deadline is not None and crosses and s.clock() > s.deadline:
-        raise BudgetExceeded(s.steps, "deadline")
-
-
 def _content(leaf: Leaf) -> tuple[Any, ...]:
-    """What ``Search.static_ok`` reads of a leaf."""
-    return (leaf.cls.name if leaf.cls is not None else "", tuple(sel.expr for sel in leaf.class_selectors),
-            tuple(sel.expr for sel in leaf.selectors), leaf.admin, repr(leaf.capacity), leaf.tolerations)
+    """What ``Search.static_ok`` reads of a leaf (kept on the leaf once made)."""
+    got = leaf.content
+    if got is None:
+        got = leaf.content = (leaf.cls.name if leaf.cls is not None else "",
+                              tuple(sel.expr for sel in leaf.class_selectors),
+                              tuple(sel.expr for sel in leaf.selectors), leaf.admin, repr(leaf.capacity),
+                              leaf.tolerations)
+    return got
 
 
 class Window:

@@ -68,6 +68,8 @@ BINDING = "binding"
 """``_misfit``: a device with binding conditions while their gates are off."""
 OTHER_NODE = "other-node"
 """``_misfit``: a device of a per-device slice that does not serve this node."""
+_UNSEEN = object()
+"""A device not evaluated for a leaf's content yet (``Search.misfits``)."""
 
 
 class DeviceResult:
@@ -98,11 +100,14 @@ class Search:
 
     pruning = True
     """Cut subtrees that provably hold no solution (invariant 6); tests compare with it off."""
+    runs = True
+    """Pass runs of candidates the allocated state holds at once (``_pass_held``); tests compare
+    with it off."""
 
     def __init__(self, model: Model, node: NodeInfo, claims: list[Claim], allocated: AllocatedState,
                  *, max_steps: int = 100_000, deadline: float | None = None,
                  clock: Callable[[], float] = time.monotonic, data: NodeData | None = None,
-                 use: PoolUse | None = None) -> None:
+                 use: PoolUse | None = None, known: set[tuple[Any, ...]] | None = None) -> None:
         self.model = model
         self.gates = model.gates
         self.node = node
@@ -140,13 +145,15 @@ class Search:
         self.misfits: dict[tuple[int, int], Selector | str | None] = self.data.misfits
         self.consumed: dict[tuple[int, int], Consumed | Reason | CapacityError] = self.data.consumed
         self.all_sets: dict[tuple[int, int], list[Device]] = self.data.all_sets
-        self.pruner = Pruner(self)
+        self.pruner = Pruner(self, known)
+        """Per-pod mode gives it the contents earlier claims' searches built data for (``known``)."""
         # Explanations: the reasons seen at the furthest point the search reached.
         self.frontier: tuple[int, ...] = ()
-        self.noted: dict[Reason | tuple[int, Leaf, Device], int] = {}
-        """Reasons at the frontier and how often each was seen; a (claim, leaf, device) key is an
-        "in use" reason not built yet (``reasons`` builds it): most are dropped when the search
-        goes further, and a PodGroup's later claims pass many devices in use."""
+        self.noted: dict[Reason | tuple[Any, ...], int] = {}
+        """Reasons at the frontier and how often each was seen. "In use" reasons are built only
+        when read (``reasons``): most are dropped when the search goes further, and a PodGroup's
+        later claims pass many devices in use. Their keys: (claim, leaf, device) for one device,
+        (claim, leaf, first, end) for the candidates at positions first..end-1."""
         self.selector_reasons: dict[tuple[int, int, int], Reason] = {}
         """The "selector is false" reason per (claim, leaf, selector): one instance for every
         device the selector turns down (they name no device)."""
@@ -167,7 +174,7 @@ class Search:
         return [p for p in self.pools if p.invalid]
 
     # ---------------------------------------------------------------- bookkeeping
-    def note(self, where: tuple[int, ...], reason: Reason | tuple[int, Leaf, Device]) -> None:
+    def note(self, where: tuple[int, ...], reason: Reason | tuple[Any, ...]) -> None:
         """Keep ``reason`` if the search got at least this far (``where`` orders positions)."""
         if where > self.frontier:
             self.frontier, self.noted = where, {}
@@ -179,10 +186,14 @@ class Search:
         """The reasons at the frontier with their counts, in the order first seen."""
         out: dict[Reason, int] = {}
         for r, n in self.noted.items():
-            if not isinstance(r, Reason):
-                ci, leaf, dev = r
-                r = self._reason(ci, leaf, Code.IN_USE, device=dev.name)
-            out[r] = out.get(r, 0) + n
+            if isinstance(r, Reason):
+                out[r] = out.get(r, 0) + n
+                continue
+            ci, leaf = r[0], r[1]
+            for dev in (r[2],) if len(r) == 3 else self.flat[r[2]:r[3]]:
+                if self.could_select(leaf, dev, error=False):
+                    why = self._reason(ci, leaf, Code.IN_USE, device=dev.name)
+                    out[why] = out.get(why, 0) + n
         return out
 
     def tick(self) -> None:
@@ -191,6 +202,16 @@ class Search:
         if self.steps > self.max_steps:
             raise BudgetExceeded(self.max_steps, "step budget")
         if self.deadline is not None and not self.steps & 31 and self.clock() > self.deadline:
+            raise BudgetExceeded(self.steps, "deadline")
+
+    def ticks(self, n: int) -> None:
+        """Count ``n`` steps at once, stopping where ``n`` calls of ``tick`` would."""
+        if self.steps + n > self.max_steps:
+            self.steps = self.max_steps + 1
+            raise BudgetExceeded(self.max_steps, "step budget")
+        crosses = (self.steps + n) // 32 != self.steps // 32
+        self.steps += n
+        if self.deadline is not None and crosses and self.clock() > self.deadline:
             raise BudgetExceeded(self.steps, "deadline")
 
     def _reason(self, ci: int, leaf: Leaf, code: Code, **fields: Any) -> Reason:
@@ -260,12 +281,24 @@ class Search:
         pr = self.pruner
         pending = self.pruning and id(leaf) not in pr.info
         info = pr.info.get(id(leaf))
-        if pending and pr.raw_cut(ci, leaf, start, need):
-            info = pr.info_for(ci, leaf)       # a raw bound says "cut": make sure cutting is exact
+        # Data for this content built already, or a raw bound says "cut" (make sure it is exact).
+        if pending and (pr.knows(leaf) or pr.raw_cut(ci, leaf, start, need)):
+            info = pr.info_for(ci, leaf)
             pending = False
         window = Window(pr, ci, leaf, info, need) if info else None
         tick, try_ = self.tick, self._try
+        held = self.allocated.dedicated if self.runs and not leaf.admin else None
+        after = 0  # the end of a run of candidates the allocated state holds, once passed
         for pos in range(start, len(flat)):
+            if pos < after:
+                continue
+            if held and flat[pos].dkey in held:
+                # In use, each only a step and a note; unusable to pruning, so what it says at the
+                # first of them it says of all (the counts after each are those after the first).
+                if window is not None and window.verdict(pr, ci, leaf, where, slot, pos, need) == STOP:
+                    break
+                after = self._pass_held(ci, leaf, where, pos, held)
+                continue
             if window is not None:
                 verdict = window.verdict(pr, ci, leaf, where, slot, pos, need)
                 if verdict == STOP:
@@ -289,6 +322,21 @@ class Search:
         elif self.frontier < where:
             self.note(where, self._reason(ci, leaf, Code.TOO_FEW, number=leaf.count, got=slot))
         return False
+
+    def _pass_held(self, ci: int, leaf: Leaf, where: tuple[int, ...], pos: int, held: set[Any]) -> int:
+        """Pass the run of candidates from ``pos`` that the allocated state holds, as ``_try``
+        would pass each (a step, and an "in use" note if ``leaf`` would select it); the position
+        after the run. The note is one for the run, made if some device of it is selectable."""
+        flat, end = self.flat, len(self.flat)
+        stop = pos
+        while stop < end and flat[stop].dkey in held:
+            stop += 1
+        self.ticks(stop - pos)
+        if where >= self.frontier:
+            could_select = self.could_select
+            if any(could_select(leaf, dev, False) for dev in flat[pos:stop]):
+                self.note(where, (ci, leaf, pos, stop))
+        return stop
 
     # ---------------------------------------------------------------- one candidate
     def _consumed(self, leaf: Leaf, dev: Device) -> Consumed | Reason:
@@ -385,6 +433,9 @@ class Search:
 
     def could_select(self, leaf: Leaf, dev: Device, error: bool = True) -> bool:
         """Whether ``leaf``'s class and selectors select ``dev`` (a CEL error counts as ``error``)."""
+        known = self.misfits.get((leaf.sel_id, dev.uid), _UNSEEN)
+        if known is not _UNSEEN:  # most devices were evaluated for this content before
+            return known is None
         try:
             return self._misfit(leaf, dev) is None
         except AllocError:
