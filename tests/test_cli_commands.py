@@ -4,6 +4,7 @@ and shell completion."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import pty
@@ -318,3 +319,22 @@ def test_zsh_completion_uses_the_same_definitions() -> None:
     r = run("completion", "zsh")
     assert r.returncode == 0 and r.stdout.startswith("#compdef dra-webhook kubectl-dra")
     assert "_dra_webhook()" in r.stdout
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["collector-on", "collector-off"])
+@pytest.mark.parametrize("fails", [False, True], ids=["returns", "raises"])
+def test_simulate_pauses_the_collector_and_restores_it(enabled: bool, fails: bool) -> None:
+    import gc
+
+    from webhook.cli.common import collector_paused
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        with pytest.raises(RuntimeError) if fails else contextlib.nullcontext():
+            with collector_paused():
+                assert not gc.isenabled()
+                if fails:
+                    raise RuntimeError("boom")
+        assert gc.isenabled() == enabled
+    finally:
+        gc.enable() if was else gc.disable()

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from webhook.cel import compile_selector
-from webhook.cel.view import device_view, lazy_device_view
+from webhook.cel.view import _attribute_value, _supported, device_view, lazy_device_view
 
 DRIVER = "gpu.example.com"
 CAPS = {"memory": {"value": "80Gi"}}
@@ -21,6 +21,9 @@ CASES: dict[str, dict[str, Any]] = {
     "domain-with-only-unsupported": {"example.org/bad": {}, "model": {"string": "a"}},
     "version-and-lists": {"v": {"version": "1.2.3"}, "l": {"strings": ["x", "y"]}, "n": {"ints": [1, 2]}},
     "bad-version": {"v": {"version": "not-a-version"}},
+    "string-that-is-a-number": {"model": {"string": 5}},
+    "null-then-another-kind": {"model": {"int": None, "string": "a"}},
+    "two-kinds-first-wins": {"model": {"string": "a", "int": 3}},
     "empty": {},
 }
 EXPRS = ['device.attributes["gpu.example.com"].model == "a"', 'device.attributes["example.org"].zone == "z1"',
@@ -56,3 +59,19 @@ def test_lazy_view_answers_as_the_eager_one(attrs: dict[str, Any]) -> None:
         sel = compile_selector(expr)
         assert hasattr(sel, "matches"), (expr, sel)
         assert _outcome(sel, lazy) == _outcome(sel, eager), expr
+
+
+class _Int(int):
+    pass
+
+
+@pytest.mark.parametrize("raw", [
+    {"int": 3}, {"int": True}, {"int": _Int(3)}, {"int": None}, {"int": 1.5}, {"string": "a"}, {"string": 5},
+    {"bool": False}, {"bool": 0}, {"version": "1.2.3"}, {"version": "1.2"}, {"version": 1}, {"strings": ["a"]},
+    {"ints": [1]}, {"versions": ["1.0.0"]}, {"versions": ["x"]}, {}, {"other": 1}, {"int": None, "string": "a"},
+    {"string": "a", "int": 3}, None, "text", [],
+], ids=repr)
+def test_supported_says_what_converting_says(raw: Any) -> None:
+    # The view's validity check answers from the types for one-key attributes; it must agree with
+    # the conversion the evaluation does, whatever the value.
+    assert _supported(raw) == (_attribute_value(raw) is not None)

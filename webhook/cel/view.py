@@ -104,7 +104,7 @@ def lazy_device_view(driver: str, attributes: Mapping[str, Any], capacity: Devic
     ``attributes`` must not change afterwards (snapshot objects never do)."""
     error: str | None = None
     for name, raw in attributes.items():
-        if _attribute_value(raw) is None:
+        if not _supported(raw):
             error = f"attribute {name}: unsupported attribute value"
             break
     names = tuple(attributes)
@@ -118,8 +118,8 @@ def lazy_device_view(driver: str, attributes: Mapping[str, Any], capacity: Devic
         if len(_LAYOUTS) > 4096:
             _LAYOUTS.clear()
         _LAYOUTS[(driver, names)] = layout
-    return DeviceView(None, error or capacity.error, driver, _Domains(attributes, layout), capacity.caps,
-                      bool(allow_multiple))
+    domains = _Domains(attributes, layout) if error else _Supported(attributes, layout)
+    return DeviceView(None, error or capacity.error, driver, domains, capacity.caps, bool(allow_multiple))
 
 
 _LAYOUTS: dict[tuple[str, tuple[Any, ...]], dict[str, dict[str, tuple[Any, ...]]]] = {}
@@ -183,6 +183,43 @@ class _Ids(_ByGet):
     def any(self) -> bool:
         """Whether some id has a value (stops at the first)."""
         return any(_attribute_value(self._raw[n]) is not None for ns in self._keys.values() for n in ns)
+
+
+class _Supported(_ByGet):
+    """``_Domains`` of a device whose every attribute has a supported value (``_supported``):
+    a domain of the layout is never empty and an id's first spelling has its value."""
+
+    __slots__ = ()
+
+    def get(self, domain: str, default: Any = None) -> Any:
+        ids = self._keys.get(domain)
+        return default if ids is None else _FirstIds(self._raw, ids)
+
+
+class _FirstIds(_ByGet):
+    """``_Ids`` when every spelling has a supported value: the last one written wins."""
+
+    __slots__ = ()
+
+    def get(self, ident: str, default: Any = None) -> Any:
+        names = self._keys.get(ident)
+        return default if names is None else _attribute_value(self._raw[names[0]])
+
+
+_SIMPLE_TYPES = {"int": int, "string": str, "bool": bool}
+
+
+def _supported(raw: Any) -> bool:
+    """``_attribute_value(raw) is not None``, answered from the types alone for the usual one-key
+    attribute (``{"string": ...}``, ``{"int": ...}``, ``{"bool": ...}``, ``{"version": ...}``)."""
+    if type(raw) is dict and len(raw) == 1:
+        for key, v in raw.items():
+            t = _SIMPLE_TYPES.get(key)
+            if t is not None and type(v) is t:
+                return True
+            if key == "version" and type(v) is str:
+                return _semver(v) is not None
+    return _attribute_value(raw) is not None
 
 
 def _split_name(name: str, driver: str) -> tuple[str, str]:

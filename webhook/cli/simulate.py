@@ -17,7 +17,14 @@ from webhook.allocator.feasibility import claims_for
 from webhook.allocator.model import model_for
 from webhook.allocator.reasons import note
 from webhook.cli import render
-from webhook.cli.common import EXIT_USAGE, GATES_HELP, build_settings, load_cluster_state, parse_gate_names
+from webhook.cli.common import (
+    EXIT_USAGE,
+    GATES_HELP,
+    build_settings,
+    collector_paused,
+    load_cluster_state,
+    parse_gate_names,
+)
 from webhook.gates import FeatureGates
 from webhook.patch import PatchError, apply_patch
 from webhook.rules.context import RuleContext
@@ -156,12 +163,13 @@ def run(args: argparse.Namespace) -> int:
     # Building the CEL parser (~0.3 s, once per process) is start-up, like loading the state:
     # done before ``stats.allocateSeconds`` starts, as dra-allocate's parser is compiled in.
     compile_result('device.driver == "warm-up"')
-    if args.compare_gates:
-        from webhook.cli.compare import compare_simulate
-        cmp = compare_simulate(lambda g: simulate_objects(objs, snapshot, g, args.node, args.podgroup_mode),
-                               settings, parse_gate_names(args.compare_gates))
-        print(render.simulation_comparison(cmp, args.output))
-        return cmp.exit_code
-    sim = simulate_objects(objs, snapshot, settings.gates, args.node, args.podgroup_mode)  # BadInput: exit 2
+    with collector_paused():
+        if args.compare_gates:
+            from webhook.cli.compare import compare_simulate
+            cmp = compare_simulate(lambda g: simulate_objects(objs, snapshot, g, args.node, args.podgroup_mode),
+                                   settings, parse_gate_names(args.compare_gates))
+            print(render.simulation_comparison(cmp, args.output))
+            return cmp.exit_code
+        sim = simulate_objects(objs, snapshot, settings.gates, args.node, args.podgroup_mode)  # BadInput: exit 2
     print(render.simulation(sim, args.output).rstrip("\n"))
     return sim.exit_code
