@@ -1,8 +1,9 @@
 """"Device already in use" explanations: the search notes one for every device it passes that is
 in use (by the cluster, an earlier claim of a per-pod check or another claim of the same joint
 search) and that the request would otherwise select, but builds the reason only when asked
-(``Search.reasons``): most are dropped once the search gets further. Built late, they must read,
-count and order as if built at once."""
+(``Search.reasons``): most are dropped once the search gets further. Runs of such devices are
+passed at once (``Search._pass_in_use``). Built late, they must read and count as if built at
+once, and the decisions, steps and explanations equal passing them one by one."""
 
 from __future__ import annotations
 
@@ -56,12 +57,16 @@ def test_in_use_reasons(types: str, held: str | None, claims: list[dict[str, Any
     assert out.reason_texts() == want
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize(("seed", "admin"), [(0, 0.25), (1, 0.25), (2, 0.25), (3, 0.25),
+                                             # a run that pruning splits, at the furthest point
+                                             (8, 0.0), (39, 0.0)])
 @pytest.mark.parametrize("steps", [10**6, 40])
-def test_runs_of_held_devices_decide_and_explain_as_one_by_one(seed: int, steps: int,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    # Per-pod mode: later claims pass runs of devices earlier claims (and the cluster) hold.
-    cases = per_pod_cases(seed, admin=0.25)
-    runs = [_shown(allocate(c, m, mode=PER_CLAIM, max_steps=steps)) for m, c in cases]
+@pytest.mark.parametrize("mode", [JOINT, PER_CLAIM])
+def test_runs_of_devices_in_use_decide_and_explain_as_one_by_one(seed: int, admin: float, steps: int, mode: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Later claims pass runs of devices that earlier claims of the search picked (joint), that
+    # earlier pods took or that the cluster holds (per-pod), with pruning asked in between.
+    cases = per_pod_cases(seed, admin=admin)
+    runs = [_shown(allocate(c, m, mode=mode, max_steps=steps)) for m, c in cases]
     monkeypatch.setattr(Search, "runs", False)
-    assert [_shown(allocate(c, m, mode=PER_CLAIM, max_steps=steps)) for m, c in cases] == runs
+    assert [_shown(allocate(c, m, mode=mode, max_steps=steps)) for m, c in cases] == runs

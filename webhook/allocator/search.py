@@ -59,7 +59,7 @@ from webhook.allocator.fit import selector_matches, untolerated_taint
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, Num
 from webhook.allocator.pools import Pool, pools_for
 from webhook.allocator.pooluse import PoolUse, Undo
-from webhook.allocator.prune import SKIP, STOP, NodeData, Pruner, Window, node_data
+from webhook.allocator.prune import OK, SKIP, STOP, NodeData, Pruner, Window, node_data
 from webhook.allocator.reasons import Code, Reason, fatal
 from webhook.allocator.variant import EXPERIMENTAL
 from webhook.gates import Gate
@@ -101,8 +101,7 @@ class Search:
     pruning = True
     """Cut subtrees that provably hold no solution (invariant 6); tests compare with it off."""
     runs = True
-    """Pass runs of candidates the allocated state holds at once (``_pass_held``); tests compare
-    with it off."""
+    """Pass runs of candidates in use at once (``_pass_in_use``); tests compare with it off."""
 
     def __init__(self, model: Model, node: NodeInfo, claims: list[Claim], allocated: AllocatedState,
                  *, max_steps: int = 100_000, deadline: float | None = None,
@@ -287,17 +286,11 @@ class Search:
             pending = False
         window = Window(pr, ci, leaf, info, need) if info else None
         tick, try_ = self.tick, self._try
-        held = self.allocated.dedicated if self.runs and not leaf.admin else None
-        after = 0  # the end of a run of candidates the allocated state holds, once passed
+        runs = self.runs and not leaf.admin
+        held, picked = self.allocated.dedicated, self.picked
+        after = 0  # the end of a run of candidates in use, once passed
         for pos in range(start, len(flat)):
             if pos < after:
-                continue
-            if held and flat[pos].dkey in held:
-                # In use, each only a step and a note; unusable to pruning, so what it says at the
-                # first of them it says of all (the counts after each are those after the first).
-                if window is not None and window.verdict(pr, ci, leaf, where, slot, pos, need) == STOP:
-                    break
-                after = self._pass_held(ci, leaf, where, pos, held)
                 continue
             if window is not None:
                 verdict = window.verdict(pr, ci, leaf, where, slot, pos, need)
@@ -305,6 +298,11 @@ class Search:
                     break
                 if verdict == SKIP:
                     continue
+            if runs and (flat[pos].dkey in held or flat[pos].dkey in picked):
+                after = self._pass_in_use(ci, leaf, where, slot, need, pos, window)
+                if after < 0:  # pruning said stop within the run
+                    break
+                continue
             tick()
             undo = try_(ci, leaf, flat[pos], where, False)
             if undo is None:
@@ -323,20 +321,51 @@ class Search:
             self.note(where, self._reason(ci, leaf, Code.TOO_FEW, number=leaf.count, got=slot))
         return False
 
-    def _pass_held(self, ci: int, leaf: Leaf, where: tuple[int, ...], pos: int, held: set[Any]) -> int:
-        """Pass the run of candidates from ``pos`` that the allocated state holds, as ``_try``
-        would pass each (a step, and an "in use" note if ``leaf`` would select it); the position
-        after the run. The note is one for the run, made if some device of it is selectable."""
+    def _pass_in_use(self, ci: int, leaf: Leaf, where: tuple[int, ...], slot: int, need: int, pos: int,
+                     window: Window | None) -> int:
+        """Pass the run of candidates from ``pos`` (pruning said try it) that are in use for a
+        leaf without admin access (held by the allocated state or picked by this search), as
+        ``_try`` passes each: a step and an "in use" note when ``leaf`` would select it. Pruning
+        is asked about each position after the first as the loop would ask, except where its
+        answer cannot have changed: after a held device, unusable to it, the counts are the
+        same. The notes are one per stretch that pruning let through. The position after the
+        run, or -1 when pruning said stop."""
         flat, end = self.flat, len(self.flat)
-        stop = pos
-        while stop < end and flat[stop].dkey in held:
-            stop += 1
-        self.ticks(stop - pos)
-        if where >= self.frontier:
+        held, picked = self.allocated.dedicated, self.picked
+        pr = self.pruner
+        first, steps = pos, 1
+        same = flat[pos].dkey in held
+        pos += 1
+        while pos < end:
+            key = flat[pos].dkey
+            is_held = key in held
+            if not (is_held or key in picked):
+                break
+            if window is not None and not (is_held and same):
+                verdict = window.verdict(pr, ci, leaf, where, slot, pos, need)
+                if verdict != OK:
+                    self._note_in_use(ci, leaf, where, first, pos)
+                    if verdict == STOP:
+                        self.ticks(steps)
+                        return -1
+                    first = pos + 1  # SKIP: no step, no note for this one
+                    same = False
+                    pos += 1
+                    continue
+            same = is_held
+            steps += 1
+            pos += 1
+        self._note_in_use(ci, leaf, where, first, pos)
+        self.ticks(steps)
+        return pos
+
+    def _note_in_use(self, ci: int, leaf: Leaf, where: tuple[int, ...], first: int, end: int) -> None:
+        """One lazy "in use" note for the candidates at ``first``..``end-1`` (``reasons`` builds
+        them), if the search got this far and ``leaf`` would select one of them."""
+        if first < end and where >= self.frontier:
             could_select = self.could_select
-            if any(could_select(leaf, dev, False) for dev in flat[pos:stop]):
-                self.note(where, (ci, leaf, pos, stop))
-        return stop
+            if any(could_select(leaf, dev, False) for dev in self.flat[first:end]):
+                self.note(where, (ci, leaf, first, end))
 
     # ---------------------------------------------------------------- one candidate
     def _consumed(self, leaf: Leaf, dev: Device) -> Consumed | Reason:
