@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from webhook.allocator.candidate import DeviceResult
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, _leaf, claim_label, parse_claim
 from webhook.allocator.classes import Failures, node_names, run_end
@@ -20,7 +21,7 @@ from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.pools import Pool, pools_for
 from webhook.allocator.prune import node_data
 from webhook.allocator.reasons import Code, Reason, fatal, full, note, rank, text
-from webhook.allocator.search import DeviceResult, Search
+from webhook.allocator.search import Search
 from webhook.gates import Gate
 
 JOINT, PER_CLAIM = "joint", "per-pod"
