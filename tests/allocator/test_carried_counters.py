@@ -85,3 +85,25 @@ def test_the_next_claim_sees_what_the_allocated_state_holds(first: dict[str, Any
     out = allocate(claims, model, mode=PER_CLAIM)
     assert out.feasible
     assert [x["device"] for a in out.allocations() for x in a["results"]] == want
+
+
+def test_folding_a_claims_results_equals_folding_their_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Per-pod mode folds each claim's results into the allocated state before the next claim:
+    # directly when no result is a capacity share, else through ``add_results`` of the status.
+    from webhook.allocator import engine
+    seen = {"direct": 0, "status": 0}
+    fold = engine.fold_results
+
+    def checked(allocated: Any, got: Any, gates: Any) -> None:
+        via_status = allocated.copy()
+        via_status.add_results([engine._as_status(r) for r in got], gates)
+        fold(allocated, got, gates)
+        seen["status" if any(r.share_id for r in got) else "direct"] += 1
+        assert (allocated.dedicated, allocated.shared, allocated.aggregated) == (
+            via_status.dedicated, via_status.shared, via_status.aggregated)
+
+    monkeypatch.setattr(engine, "fold_results", checked)
+    for seed in range(4):
+        for m, c in _cases(seed):
+            allocate(c, m, mode=PER_CLAIM, max_steps=10**6)
+    assert seen["direct"] >= 50 and seen["status"] >= 5, seen

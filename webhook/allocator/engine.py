@@ -295,9 +295,18 @@ def _on_node(model: Model, node: NodeInfo, claims: list[Claim], mode: str, budge
             return False, results, _why(s), steps, False
         got = s.results[0]
         results.append(got)
-        allocated.add_results([_as_status(r) for r in got], model.gates)
+        fold_results(allocated, got, model.gates)
         use = s.use.carried([r.device for r in got], [r.admin for r in got])
     return True, results, [], steps, True
+
+
+def fold_results(allocated: AllocatedState, got: list[DeviceResult], gates: Any) -> None:
+    """``allocated.add_results`` of these results as ``status`` holds them; without capacity
+    shares that is only marking the devices without admin access as held, done directly."""
+    if any(r.share_id for r in got):
+        allocated.add_results([_as_status(r) for r in got], gates)
+    else:
+        allocated.dedicated.update(r.device.dkey for r in got if not r.admin)
 
 
 def _as_status(r: DeviceResult) -> dict[str, Any]:
