@@ -71,7 +71,7 @@ class Leaf:
     """An ``exactly`` request or one ``firstAvailable`` subrequest: what a device slot needs."""
 
     __slots__ = ("name", "parent", "cls", "class_selectors", "selectors", "mode", "count", "admin",
-                 "tolerations", "capacity", "sel_id", "cap_id", "derived", "content")
+                 "tolerations", "capacity", "sel_id", "cap_id", "derived")
 
     def __init__(self) -> None:
         self.name = ""
@@ -90,8 +90,6 @@ class Leaf:
         """The same number for leaves with the same capacity request (``content_id``)."""
         self.derived: dict[str, str] = {}
         """Derived attribute name -> CEL expression: what the claim's constraints use for it."""
-        self.content: tuple[Any, ...] | None = None
-        """What pruning reads of the leaf (``prune._content``), once asked for."""
 
 
 class Request:

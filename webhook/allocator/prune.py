@@ -345,14 +345,9 @@ def _common(keys: Any, pos_of: dict[tuple[str, str, str], int]) -> list[tuple[st
 
 
 def _content(leaf: Leaf) -> tuple[Any, ...]:
-    """What ``Search.static_ok`` reads of a leaf (kept on the leaf once made)."""
-    got = leaf.content
-    if got is None:
-        got = leaf.content = (leaf.cls.name if leaf.cls is not None else "",
-                              tuple(sel.expr for sel in leaf.class_selectors),
-                              tuple(sel.expr for sel in leaf.selectors), leaf.admin, repr(leaf.capacity),
-                              leaf.tolerations)
-    return got
+    """What ``Search.static_ok`` reads of a leaf: its class and selectors (``Leaf.sel_id``), its
+    capacity request (``Leaf.cap_id``), admin access and tolerations."""
+    return leaf.sel_id, leaf.cap_id, leaf.admin, leaf.tolerations
 
 
 class Window:
