@@ -338,3 +338,24 @@ def test_simulate_pauses_the_collector_and_restores_it(enabled: bool, fails: boo
         assert gc.isenabled() == enabled
     finally:
         gc.enable() if was else gc.disable()
+
+
+@pytest.mark.parametrize("extra", [[], ["--compare-gates", "DRAConsumableCapacity"]], ids=["simulate", "compare-gates"])
+def test_simulate_allocates_with_the_collector_paused(extra: list[str], monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import gc
+
+    from webhook.cli import main, simulate
+    seen: list[bool] = []
+    inner = simulate.simulate_objects
+
+    def watched(*a: Any, **kw: Any) -> Any:
+        seen.append(gc.isenabled())
+        return inner(*a, **kw)
+
+    monkeypatch.setattr(simulate, "simulate_objects", watched)
+    was = gc.isenabled()
+    assert main(["simulate", "-f", "examples/feasibility/one-6gi.yaml", *extra]) in (0, 1)
+    assert seen and not any(seen)
+    assert gc.isenabled() == was
+    assert "feasible" in capsys.readouterr().out
