@@ -15,7 +15,7 @@ import pytest
 from tests.allocator.builders import DRV, claim, dev, device_class, node, req, rslice
 from tests.allocator.test_allocator_budget import _random_case
 from webhook.allocator import JOINT, PER_CLAIM, allocate, model_for
-from webhook.allocator.feasibility import feasibility_warnings
+from webhook.allocator.feasibility import claims_for, feasibility_warnings
 from webhook.allocator.prune import Pruner, static_ok
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
@@ -234,3 +234,20 @@ def test_threads_sharing_kept_node_data_decide_as_alone() -> None:
     finally:
         sys.setswitchinterval(before)
     assert [out for _, out in got] == [alone[i] for i, _ in got]
+
+
+@pytest.mark.parametrize("mode", [JOINT, PER_CLAIM])
+def test_later_claims_of_one_template_prune_from_their_first_device(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Seven pairs of partitions on one GPU each (bench B3's node: 7 partitions per GPU): the
+    # fourth claim meets a GPU's seventh partition with no partner left and builds pruning data;
+    # the seventh claim, of the same content, skips that dead end instead of trying it first.
+    from bench import gen
+    objs = gen.cluster(1) + [gen.claim_template(f"g-tpl-{i}") for i in range(7)]
+    snap = ClusterSnapshot.from_objects(objs)
+    model = model_for(snap, FeatureGates.parse(gen.GATES))
+    claims, _ = claims_for(gen.podgroup("g", claims=7), snap)
+    known = allocate(claims, model, mode=mode)
+    monkeypatch.setattr(Pruner, "knows", lambda self, leaf: False)
+    unknown = allocate(claims, model, mode=mode)
+    assert known.feasible and known.allocations() == unknown.allocations()
+    assert known.steps < unknown.steps
