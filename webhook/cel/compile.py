@@ -27,10 +27,10 @@ from typing import Any
 import celpy
 import lark
 from celpy import celtypes
-from celpy.celparser import CELParseError
+from celpy.celparser import CELParseError, CELParser
 from celpy.evaluation import CELEvalError, Evaluator
 
-from webhook.cel import extensions
+from webhook.cel import extensions, parser
 from webhook.cel.check import DEVICE_FIELDS, Checker, CheckError, ProgramError
 from webhook.cel.cost import MAX_COST, TRAVERSAL, estimate
 from webhook.cel.library import FUNCTIONS, type_name
@@ -255,23 +255,30 @@ _cache: OrderedDict[tuple[str, bool, bool, bool], Selector | CelCompileError] = 
 _MODES = {(d, lt, cc): Mode(d, lt, cc) for d in (False, True) for lt in (False, True) for cc in (False, True)}
 
 
-def _build_scanners() -> None:
-    """Build every scanner of celpy's lexer with the environment. lark's contextual lexer
+def _build_scanners(lark_parser: lark.Lark) -> None:
+    """Build every scanner of the parser's lexer with the environment. lark's contextual lexer
     compiles one regular expression per set of parser states, each on first use: the first
     expressions a process compiles paid ~10 ms between them for that, more than a whole one-shot
     allocation of a claim that fits (B6). Built here, they are part of start-up (~10 ms once)."""
-    parser = getattr(celpy.celparser.CELParser, "CEL_PARSER", None)
-    lexer = getattr(getattr(parser, "parser", None), "lexer", None)
+    lexer = getattr(getattr(lark_parser, "parser", None), "lexer", None)
     for basic in {id(b): b for b in getattr(lexer, "lexers", {}).values()}.values():
         getattr(basic, "scanner", None)
 
 
 def _environment() -> celpy.Environment:
-    """The one celpy environment of the process (built on first use: it costs ~0.3 s)."""
+    """The one celpy environment of the process (built on first use: it costs ~0.3 s), parsing
+    with ``parser.Parser`` (trees without source positions)."""
     global _env
     if _env is None:
-        _env = celpy.Environment()
-        _build_scanners()
+        lark_parser = parser.build()
+        if CELParser.CEL_PARSER is None:
+            # celpy.Environment() builds celpy's parser unless one exists: let it find this one
+            # rather than spend another 0.3 s on a parser nothing here would use.
+            CELParser.CEL_PARSER = lark_parser
+        env = celpy.Environment()
+        env.cel_parser = parser.Parser(lark_parser)
+        _build_scanners(lark_parser)
+        _env = env
     # Every celpy.Environment() sets the process's recursion limit to 2500 (another one built
     # later, by a library user or a test, lowers it again): checked on every compile.
     if sys.getrecursionlimit() < _RECURSION_LIMIT:
