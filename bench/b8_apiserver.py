@@ -26,7 +26,6 @@ from __future__ import annotations
 import http.client
 import json
 import multiprocessing as mp
-import os
 import ssl
 import subprocess
 import tempfile
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import Row, fmt_time, percentile
-from bench.servers import cpu_seconds
+from bench.servers import cpu_seconds, descendants
 
 NAME = "B8"
 CLIENTS = 8
@@ -211,24 +210,9 @@ def _quantiles(lat: dict[str, list[float]],
             {k: percentile(v, 99) for k, v in lat.items() if v})
 
 
-def _tree(pid: int) -> list[int]:
-    """``pid`` and its descendants (a webhook server's master and workers)."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        try:
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as f:
-                    todo += [int(x) for x in f.read().split()]
-        except OSError:
-            continue
-    return out
-
-
 def _cpu(roots: dict[str, int]) -> dict[str, float]:
     """CPU seconds so far of each named process and its descendants."""
-    return {part: cpu_seconds(_tree(pid)) for part, pid in roots.items()}
+    return {part: cpu_seconds(descendants(pid)) for part, pid in roots.items()}
 
 
 def _per_request(spent: dict[str, float], n: int) -> str:

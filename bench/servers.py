@@ -42,14 +42,7 @@ class Server:
 
     def worker_pids(self) -> list[int]:
         """The gunicorn workers (children of the master, which is our child)."""
-        pids: list[int] = []
-        try:
-            for task in os.listdir(f"/proc/{self.proc.pid}/task"):
-                with open(f"/proc/{self.proc.pid}/task/{task}/children") as f:
-                    pids += [int(x) for x in f.read().split()]
-        except OSError:
-            pass
-        return pids
+        return children(self.proc.pid)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -134,6 +127,28 @@ def connection_spread(port: int, pids: list[int]) -> list[int]:
             n += target.startswith("socket:[") and target[8:-1] in inodes
         out.append(n)
     return sorted(out, reverse=True)
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (``/proc/<pid>/task/*/children``; [] once it is gone)."""
+    pids: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                pids += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return pids
+
+
+def descendants(pid: int) -> list[int]:
+    """``pid`` and every process below it."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children(p)
+    return out
 
 
 def cpu_seconds(pids: list[int]) -> float:

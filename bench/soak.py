@@ -34,6 +34,8 @@ from typing import Any
 
 import requests
 
+from bench import servers
+
 SLICE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "soak-slice"},
          "spec": {"driver": "gpu.example.com", "nodeName": "worker-1",
                   "pool": {"name": "soak", "generation": 1, "resourceSliceCount": 1},
@@ -100,14 +102,7 @@ def _free_port() -> int:
 def _rss_kib(pid: int) -> int:
     """Resident memory of ``pid`` and its children (the gunicorn master and its workers)."""
     total = 0
-    pids = [pid]
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                pids += [int(p) for p in f.read().split()]
-    except OSError:
-        pass
-    for p in pids:
+    for p in [pid, *servers.children(pid)]:
         try:
             with open(f"/proc/{p}/status") as f:
                 for line in f:
