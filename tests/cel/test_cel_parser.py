@@ -1,5 +1,5 @@
-"""``webhook.cel.parser`` against celpy's own parser: the same trees (rule names, token types and
-values, in order) and the same syntax errors, without source positions in the nodes."""
+"""``webhook.cel.parser`` against celpy's own parser: the same trees (rule names, token types,
+values and positions, in order) and the same syntax errors, without source positions in the nodes."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def _ours() -> Parser:
 
 
 def _shape(node: Any) -> Any:
-    """A tree as plain data: rule names, token types and values."""
+    """A tree as plain data: rule names, token types, values and positions."""
     if isinstance(node, lark.Tree):
         return (node.data, [_shape(c) for c in node.children])
     assert isinstance(node, lark.Token)

@@ -4,8 +4,8 @@ celpy's own parser has lark propagate positions into every tree node. That doubl
 a parse (about 0.2 ms against 0.1 ms for a selector; a one-shot ``simulate`` parses each selector
 it meets once, inside its clock) for positions nothing here reads:
 
-- the checker places its errors by tokens (``check._position``), and tokens always carry their
-  line and column;
+- the checker places its errors by tokens (``check._position``), and tokens carry their line and
+  column (all but ``true``/``false``, which celpy's literal callback makes anew, in both parsers);
 - celpy reads a node's position only to fill ``CELEvalError.line``/``column``, which no message of
   ours shows. Nodes answer those reads with None ("unknown").
 
