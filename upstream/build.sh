@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${UPSTREAM_BIN:-$here/../.cache/upstream/bin}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-bins=(kube-apiserver kubectl etcd dra-allocate)
+bins=(kube-apiserver kube-scheduler kube-controller-manager kubectl etcd dra-allocate)
 
 command -v go >/dev/null || { echo "upstream: Go >= 1.26 is needed to build upstream Kubernetes (go not found)" >&2; exit 2; }
 gov=$(go env GOVERSION)
@@ -38,9 +38,10 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 
 start=$(date +%s)
-echo "upstream: building kube-apiserver, kubectl, dra-allocate $version (a cold build takes minutes)" >&2
+echo "upstream: building kube-apiserver, kube-scheduler, kube-controller-manager, kubectl, dra-allocate $version (a cold build takes minutes)" >&2
 go build -buildvcs=false -trimpath -ldflags "$ldflags" -o "$out/" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl ./cmd/dra-allocate
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler \
+  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl ./cmd/dra-allocate
 echo "upstream: building etcd $(cd etcd && go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)" >&2
 (cd etcd && go build -buildvcs=false -trimpath -ldflags "-s -w" -o "$out/etcd" .)
 echo "$key" > "$out/.stamp"
