@@ -3,9 +3,9 @@
 # be pulled: what the Dockerfile needs of its BASE (Python 3.11 as `python` with venv and pip,
 # groupadd/useradd) and nothing else. Prints the image name (localhost/dra-webhook-base:KEY).
 #
-# KEY is a hash of this script, which holds every input (suite, packages, options): the image is
-# built once per KEY and kept in podman's store and as a tarball under .cache/image/, so a run
-# with the same inputs takes seconds. Progress goes to stderr.
+# KEY is a hash of every input (suite, packages, options, image settings): the image is built once
+# per KEY and kept in podman's store and as a tarball under .cache/image/, so a run with the same
+# inputs takes seconds. Progress goes to stderr, mmdebstrap's output to .cache/image/base.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +24,8 @@ OPTS=(
   --dpkgopt='path-exclude=/usr/share/info/*' --dpkgopt='path-exclude=/usr/lib/*/gconv/*'
   --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/var/log/*'
 )
-KEY=$(sha256sum "$0" | cut -c1-16)
+IMPORT=(--change 'ENV LANG=C.UTF-8' --change 'CMD ["python"]')
+KEY=$(printf '%s\n' "$SUITE" "${OPTS[@]}" "${IMPORT[@]}" | sha256sum | cut -c1-16)
 NAME=localhost/dra-webhook-base:$KEY
 CACHE=.cache/image
 TAR=$CACHE/base-$KEY.tar
@@ -44,5 +45,5 @@ if [ ! -s "$TAR" ]; then
   fi
   mv "$TAR.part" "$TAR"
 fi
-podman import --quiet --change 'ENV LANG=C.UTF-8' --change 'CMD ["python"]' "$TAR" "$NAME" >/dev/null
+podman import --quiet "${IMPORT[@]}" "$TAR" "$NAME" >/dev/null
 echo "$NAME"
