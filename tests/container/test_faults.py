@@ -81,7 +81,8 @@ FAULTS: list[tuple[str, Fault, tuple[str, ...]]] = [
     ("key-of-another-certificate", _key_of_another_cert, ("do not make a usable pair",)),
     ("read-only-tmp", _read_only_tmp, ("no writable temporary directory", "emptyDir")),
     ("no-service-account", _no_service_account, ("in-cluster config:",)),
-    ("state-dir-unreadable", _unreadable_state_dir, ("/state: cannot read the directory: Permission denied",)),
+    ("state-dir-unreadable", _unreadable_state_dir,
+     ("--cluster-state /state: cannot read the directory as uid 65532: Permission denied",)),
     ("state-dir-not-a-directory", _state_dir_not_a_directory, ("--cluster-state", "not a directory")),
 ]
 

@@ -20,7 +20,8 @@ COMPILERS = ("gcc", "cc", "c++", "g++", "clang", "make", "ld", "as", "rustc", "g
 
 
 def _python(image: str, code: str) -> str:
-    r = podman("run", "--rm", *ULIMITS, "--network", "none", "--read-only", "--env", "PROMETHEUS_MULTIPROC_DIR=",
+    r = podman("run", "--rm", *ULIMITS, "--network", "none", "--read-only", "--mount", "type=tmpfs,destination=/tmp",
+               "--env", "PROMETHEUS_MULTIPROC_DIR=/tmp",
                "--entrypoint", "python", image, "-c", code, check=False)
     assert r.returncode == 0, r.stderr
     return r.stdout

@@ -51,6 +51,11 @@ def check(args: argparse.Namespace) -> None:
     if args.cluster_state:
         if not os.path.isdir(args.cluster_state):
             raise ConfigError(f"--cluster-state {args.cluster_state}: not a directory")
+        try:
+            os.listdir(args.cluster_state)
+        except OSError as e:
+            raise ConfigError(f"--cluster-state {args.cluster_state}: cannot read the directory as uid "
+                              f"{os.getuid()}: {e.strerror or e}") from None
         warn_if_empty(args.cluster_state)
     try:
         ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(args.tls_cert, args.tls_key)
