@@ -36,8 +36,8 @@ ENV PATH=/opt/venv/bin:$PATH \
 COPY --from=build /opt/venv /opt/venv
 # Distroless-style "nonroot" uid/gid; the chart also runs with a read-only root filesystem and
 # emptyDirs on /tmp and /tmp/prometheus.
-RUN groupadd --gid 65532 nonroot \
- && useradd --uid 65532 --gid 65532 --home-dir /nonexistent --no-create-home \
+RUN groupadd --system --gid 65532 nonroot \
+ && useradd --system --uid 65532 --gid 65532 --home-dir /nonexistent --no-create-home \
       --shell /usr/sbin/nologin nonroot
 USER 65532:65532
 EXPOSE 8443
