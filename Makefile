@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 BIND ?= 127.0.0.1:8443
 PYTEST_ARGS ?=
 
-.PHONY: run test lint venv certs bench fuzz soak clean upstream sandbox differential
+.PHONY: run test lint venv certs bench fuzz soak clean upstream sandbox differential image
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ differential: $(STAMP) upstream
 # FEATURE_GATES=Name=true,... sets the apiserver's and the webhook's gates.
 sandbox: $(STAMP) upstream
 	PYTHONPATH=. $(PY) -m tests.rig.sandbox
+
+# The container image from the Dockerfile, built with podman on a Debian 12 base made with
+# mmdebstrap (both from Debian's packages; no image registry needed): image/build.sh.
+image:
+	image/build.sh
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check webhook tests bench

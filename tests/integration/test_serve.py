@@ -147,3 +147,20 @@ def test_allocator_model_is_warmed_in_the_background(server):
         time.sleep(0.2)
     assert requests.get(server.url + "/configz", verify=ca, timeout=5).json()["allocatorWarmed"] is True
     assert "allocator model warmed" in server.log.read_text()
+
+
+def test_an_empty_cluster_listing_serves_an_empty_state(tmp_path, certs_dir):
+    """`kubectl get ... -o json` of an empty cluster is an empty List: the server starts on it
+    (the state is read in the master before any worker starts) and is ready."""
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "cluster.json").write_text('{"apiVersion":"v1","kind":"List","items":[]}')
+    srv = start_server(certs_dir, tmp_path, "--cluster-state", str(state))
+    try:
+        ca = str(certs_dir / "ca.crt")
+        assert requests.get(srv.url + "/readyz", verify=ca, timeout=5).status_code == 200
+        state_desc = requests.get(srv.url + "/configz", verify=ca, timeout=5).json()["state"]
+        assert sum(state_desc["objects"].values()) == 0, state_desc
+    finally:
+        assert srv.stop() == 0
+    assert "Traceback" not in srv.log.read_text()

@@ -172,20 +172,21 @@ class ApiServer:
 class Cluster:
     """etcd plus one apiserver (more with `add_apiserver`), under one work directory."""
 
-    def __init__(self, workdir: Path, gates: Mapping[str, bool] | None = None) -> None:
+    def __init__(self, workdir: Path, gates: Mapping[str, bool] | None = None, *,
+                 apiserver_args: tuple[str, ...] = ()) -> None:
         ensure_binaries()
         self.dir = workdir
         self.pki = make_pki(workdir / "pki")
         self.etcd = Etcd(workdir)
         self.apiservers: list[ApiServer] = []
         try:
-            self.api = self.add_apiserver(gates or {}, name="apiserver")
+            self.api = self.add_apiserver(gates or {}, name="apiserver", extra_args=apiserver_args)
         except BaseException:
             self.stop()
             raise
 
-    def add_apiserver(self, gates: Mapping[str, bool], name: str) -> ApiServer:
-        api = ApiServer(self.etcd, self.pki, self.dir, gates, name=name)
+    def add_apiserver(self, gates: Mapping[str, bool], name: str, extra_args: tuple[str, ...] = ()) -> ApiServer:
+        api = ApiServer(self.etcd, self.pki, self.dir, gates, name=name, extra_args=extra_args)
         self.apiservers.append(api)
         return api
 

@@ -36,6 +36,27 @@ def test_missing_cluster_state_dir_is_bad_input(tmp_path: Path):
         load_state(str(tmp_path / "nope"))
 
 
+@pytest.mark.parametrize("text", [
+    pytest.param('{"apiVersion":"v1","kind":"List","items":[]}', id="empty-list-json"),
+    pytest.param("apiVersion: v1\nkind: List\nitems: []\n---\napiVersion: v1\nkind: List\nitems: []\n",
+                 id="two-empty-lists-yaml"),
+])
+def test_an_empty_list_is_an_empty_state(tmp_path: Path, text: str):
+    (tmp_path / "cluster.json").write_text(text)
+    src = load_state(str(tmp_path))
+    assert sum(src.snapshot().count().values()) == 0 and src.ready()
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    pytest.param("", "no Kubernetes object found", id="empty-file"),
+    pytest.param("[1, 2]", "not a Kubernetes object", id="not-an-object"),
+])
+def test_a_file_with_no_object_is_still_bad_input(tmp_path: Path, text: str, says: str):
+    (tmp_path / "cluster.yaml").write_text(text)
+    with pytest.raises(BadInput, match=says):
+        load_state(str(tmp_path))
+
+
 def test_no_source_uses_the_examples_or_an_empty_state():
     src = load_state()
     assert isinstance(src, StaticState) and src.ready()

@@ -58,6 +58,23 @@ def test_not_ready_until_every_kind_has_listed_after_server_errors(fake, make_li
     assert fake.count("list", "Node") == 4
 
 
+@pytest.mark.parametrize(("kind", "right"), [pytest.param("Node", "list nodes", id="core-group"),
+                                           pytest.param("ResourceSlice", "list resourceslices.resource.k8s.io",
+                                                        id="named-group")])
+def test_a_refused_right_is_named_in_readiness_and_the_log(fake, make_live, caplog, kind, right):
+    fake.fail_next[kind] = (2, 403)
+    live = make_live()
+    wait_for(lambda: live.describe()["kinds"][kind]["consecutive_failures"] >= 1, what="a refusal")
+    assert not live.ready()
+    assert live.describe()["kinds"][kind]["denied"] == right
+    reason = live.unready_reason()
+    assert reason is not None and reason.startswith(f"missing RBAC rights: {right} ("), reason
+    logged = [r.getMessage() for r in caplog.records if "cannot " + right in r.getMessage()]
+    assert logged and "injected failure" in logged[0] and "get, list and watch" in logged[0], logged
+    assert live.wait_ready(5)
+    assert live.unready_reason() is None and live.describe()["kinds"][kind]["denied"] is None
+
+
 @pytest.mark.parametrize(("steps", "kind", "want"), [
     pytest.param([("add", "s2")], "ResourceSlice", ["s1", "s2"], id="added"),
     pytest.param([("modify", "s1")], "ResourceSlice", ["s1"], id="modified"),

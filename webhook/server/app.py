@@ -59,7 +59,8 @@ class Health:
                 reasons[name] = got
         out["state"] = state.ready() if state is not None else True
         if not out["state"]:
-            reasons["state"] = "the cluster state is not synced yet"
+            why = getattr(state, "unready_reason", None)  # live sources say which kinds, which rights
+            reasons["state"] = (why() if callable(why) else None) or "the cluster state is not synced yet"
         out["notDraining"] = not self.draining.is_set()
         if not out["notDraining"]:
             reasons["notDraining"] = "shutting down"

@@ -28,6 +28,7 @@ from webhook.config import Settings
 from webhook.server.balance import ConnectionBoard
 from webhook.server.logs import GunicornJsonLogger, setup_logging
 from webhook.server.worker import MAX_PENDING, AdmissionWorker
+from webhook.state.base import StateSource
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +81,12 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
     worker_class: Any = AdmissionWorker
     """The worker; ``bench`` swaps in stock ``"gthread"`` to measure what the change costs."""
 
-    def __init__(self, opts: ServeOptions, settings: Settings) -> None:
+    def __init__(self, opts: ServeOptions, settings: Settings, state: StateSource | None = None) -> None:
         self.opts = opts
         self.settings = settings
+        self.preloaded_state = state
+        """A state loaded in the master (files, examples), shared by every forked worker; None:
+        each worker builds its own (a live source's threads must start after the fork)."""
         super().__init__()
 
     def load_config(self) -> None:
@@ -147,7 +151,9 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
         o = self.opts
         tls = _WORKER["tls"]  # built by the post_fork hook
         holder = self._settings_holder()
-        state = load_state(o.cluster_state, o.kubeconfig, o.in_cluster)  # starts list+watch threads
+        state = self.preloaded_state
+        if state is None:
+            state = load_state(o.cluster_state, o.kubeconfig, o.in_cluster)  # live: starts list+watch
         health = Health()
         health.checks["certs"] = tls.problem
         _WORKER["health"] = health
@@ -291,8 +297,9 @@ def _child_exit(server: Any, worker: Any) -> None:
         multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
 
 
-def run(opts: ServeOptions, settings: Settings, server: type[WebhookServer] = WebhookServer) -> int:
-    """Serve until SIGTERM/SIGINT; returns 0 on a clean shutdown."""
+def run(opts: ServeOptions, settings: Settings, server: type[WebhookServer] = WebhookServer,
+        state: StateSource | None = None) -> int:
+    """Serve until SIGTERM/SIGINT; returns 0 on a clean shutdown. ``state``: see ``WebhookServer``."""
     setup_logging(opts.log_level)
     master = os.getpid()
     own_dir = None
@@ -307,7 +314,7 @@ def run(opts: ServeOptions, settings: Settings, server: type[WebhookServer] = We
                 os.unlink(os.path.join(d, f))
     _RUNTIME["dir"] = tempfile.mkdtemp(prefix="dra-webhook-run-")
     try:
-        server(opts, settings).run()
+        server(opts, settings, state).run()
     finally:
         # Workers are forked from inside run() and leave through this block too (gunicorn
         # ends them with SystemExit): only the master may remove what all of them share.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,13 @@ def _loader() -> type[yaml.SafeLoader]:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def parse_documents(text: str, origin: str) -> list[dict[str, Any]]:
+def parse_documents(text: str, origin: str, *, empty_lists: bool = False) -> list[dict[str, Any]]:
     """Every Kubernetes object in a YAML/JSON text; ``kind: List`` is flattened.
 
-    Raises BadInput with a one-line reason when the text is not YAML/JSON or holds a
-    document that is not a Kubernetes object. JSON is tried first when the text looks like
+    Raises BadInput with a one-line reason when the text is not YAML/JSON, holds a document
+    that is not a Kubernetes object, or holds no object at all; with ``empty_lists`` a text
+    whose documents are only empty Lists (what listing an empty cluster gives) is no object,
+    not an error. JSON is tried first when the text looks like
     JSON: the C JSON parser is many times faster than YAML on large state files.
     """
     docs: list[Any] | None = None
@@ -53,11 +56,13 @@ def parse_documents(text: str, origin: str) -> list[dict[str, Any]]:
     except RecursionError:
         raise BadInput(f"{origin}: document nested too deeply") from None
     out: list[dict[str, Any]] = []
+    lists = 0
     for i, doc in enumerate(docs):
         if doc is None:
             continue
         out.extend(_flatten(doc, f"{origin}: document {i + 1}"))
-    if not out:
+        lists += _is_list(doc)
+    if not out and not (empty_lists and lists):
         raise BadInput(f"{origin}: no Kubernetes object found")
     return out
 
@@ -111,13 +116,18 @@ def files_under(path: str | Path) -> list[Path]:
     return [f for f in sorted(Path(path).rglob("*")) if f.suffix in _SUFFIXES and f.is_file()]
 
 
+def _is_list(doc: dict[str, Any]) -> bool:
+    kind = doc.get("kind")
+    return isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list)
+
+
 def _flatten(doc: Any, where: str) -> list[dict[str, Any]]:
     if not isinstance(doc, dict):
         raise BadInput(f"{where}: not a Kubernetes object (expected a mapping, got {type(doc).__name__})")
     kind = doc.get("kind")
     if not isinstance(kind, str) or not kind or not isinstance(doc.get("apiVersion"), str):
         raise BadInput(f"{where}: not a Kubernetes object (apiVersion and kind are required)")
-    if kind.endswith("List") and isinstance(doc.get("items"), list):
+    if _is_list(doc):
         out: list[dict[str, Any]] = []
         for j, item in enumerate(doc["items"]):
             out.extend(_flatten(item, f"{where} item {j + 1}"))
@@ -125,24 +135,29 @@ def _flatten(doc: Any, where: str) -> list[dict[str, Any]]:
     return [doc]
 
 
-def load_objects_from_file(path: str | Path) -> list[dict[str, Any]]:
-    """Objects in one file ("-" reads standard input)."""
-    return parse_documents(read_text(path), str(path))
+def load_objects_from_file(path: str | Path, *, empty_lists: bool = False) -> list[dict[str, Any]]:
+    """Objects in one file ("-" reads standard input); ``empty_lists``: see ``parse_documents``."""
+    return parse_documents(read_text(path), str(path), empty_lists=empty_lists)
 
 
 def from_dir(path: str | Path, version: int = 1) -> ClusterSnapshot:
     """Every object in every ``*.yaml``/``*.yml``/``*.json`` under ``path`` (recursively).
 
     Kinds the state does not use are ignored with a log line; slices and nodes are stored
-    compacted (``compact.py``). Raises BadInput for an unreadable directory or file.
+    compacted (``compact.py``); an empty List is an empty state. Raises BadInput for an
+    unreadable directory or file.
     """
     root = Path(path)
     if not root.is_dir():
         raise BadInput(f"{path}: not a directory")
+    try:
+        os.listdir(root)  # globbing would skip a directory it cannot read, silently
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read the directory: {e.strerror or e}") from None
     objs: list[dict[str, Any]] = []
     compactor = Compactor(max_entries=sys.maxsize)  # one state: shared across its files, then dropped
     for f in files_under(root):
-        for o in load_objects_from_file(f):
+        for o in load_objects_from_file(f, empty_lists=True):
             if o.get("kind") in COMPACT_KINDS:
                 objs.append(compactor.object(o))
             elif o.get("kind") in KINDS:

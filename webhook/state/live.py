@@ -292,6 +292,21 @@ class LiveState:
     def ready(self) -> bool:
         return all(s.synced for s in self._status.values())
 
+    def unready_reason(self) -> str | None:
+        """Why ``ready()`` is false, in one line for ``/readyz`` (None when ready): the rights the
+        apiserver refused (``"missing RBAC rights: list nodes, ..."``) first, else the kinds
+        not listed yet with their last error."""
+        if self.ready():
+            return None
+        waiting = [s for s in self._status.values() if not s.synced]
+        denied = [s.denied for s in waiting if s.denied]
+        if denied:
+            return (f"missing RBAC rights: {', '.join(denied)} (the webhook's identity needs get, list "
+                    "and watch on every kind of the cluster state)")
+        errors = sorted({s.last_error for s in waiting if s.last_error})
+        return (f"the cluster state is not synced yet: {', '.join(s.kind for s in waiting)}"
+                + (f" (last error: {errors[0]})" if errors else ""))
+
     def wait_ready(self, timeout: float) -> bool:
         """Block until ready or ``timeout`` seconds passed (start-up and tests only)."""
         deadline = time.monotonic() + timeout
@@ -344,6 +359,7 @@ class LiveState:
                 "last_sync_age_seconds": health["kinds"][kind]["last_sync_age_seconds"],
                 "stale": health["kinds"][kind]["stale"],
                 "consecutive_failures": st.consecutive_failures, "last_error": st.last_error,
+                "denied": st.denied,
                 "lists": st.lists, "watches": st.watches, "relists": st.relists,
             }
         return {"source": snap.source, "ready": health["ready"], "stale": health["stale"],

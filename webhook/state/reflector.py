@@ -51,6 +51,14 @@ class KindAPI:
     """Collection path, for logs and docs."""
     namespaced: bool
 
+    @property
+    def resource(self) -> str:
+        """``plural.group`` (``nodes`` in the core group), as RBAC rules and ``kubectl auth can-i``
+        name it."""
+        plural = self.path.rsplit("/", 1)[-1]
+        group = self.api_version.rpartition("/")[0]
+        return f"{plural}.{group}" if group else plural
+
 
 def _api(kind: str, api_class: str, method: str) -> KindAPI:
     """A kind we have rules for: group, version, plural and scope come from its ``KindRules``."""
@@ -104,7 +112,7 @@ class KindStatus:
 
     __slots__ = ("kind", "synced", "served", "connected", "consecutive_failures", "last_error",
                  "last_contact", "last_event_mono", "last_event_wall", "last_list_mono",
-                 "lists", "watches", "relists")
+                 "lists", "watches", "relists", "denied")
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
@@ -124,6 +132,9 @@ class KindStatus:
         self.watches = 0
         self.relists = 0
         """LISTs forced by 410 Gone or an ERROR event."""
+        self.denied: str | None = None
+        """The right the apiserver refused last (``"list resourceslices.resource.k8s.io"``, on
+        HTTP 401/403); None once a LIST or WATCH of the kind succeeds."""
 
     def sync_age(self, now: float) -> float | None:
         """Seconds since the state of this kind was last known current; 0 while a watch is open."""
@@ -167,6 +178,8 @@ class Reflector:
         self._rng = rng or random.Random()
         self._active: Any = None
         self._active_lock = threading.Lock()
+        self._verb = "list"
+        """The request in flight ("list" or "watch"), to name a refused right."""
 
     # -- thread body -------------------------------------------------------------------------
 
@@ -209,7 +222,9 @@ class Reflector:
                     self._fail(self.status.last_error or "watch: connection dropped")
                 just_listed = False
             except ApiException as e:
-                if e.status == 410:
+                if e.status in (401, 403):
+                    self._denied(e)
+                elif e.status == 410:
                     need_list = True
                     self.status.relists += 1
                     if just_listed:
@@ -217,7 +232,7 @@ class Reflector:
                 elif e.status == 404 and not need_list:
                     need_list = True  # the API went away: LIST decides whether it is still served
                 else:
-                    self._fail(f"HTTP {e.status} {e.reason or ''}".strip(), rbac=e.status in (401, 403))
+                    self._fail(f"HTTP {e.status} {e.reason or ''}".strip())
                 just_listed = False
             except _EXPECTED as e:
                 if self._stop.is_set():
@@ -253,6 +268,7 @@ class Reflector:
         """LIST every page and replace the kind's objects; False when the API is not served."""
         items: list[Any] = []
         cont: str | None = None
+        self._verb = "list"
         while True:
             kwargs: dict[str, Any] = {"_preload_content": False,
                                       "_request_timeout": self._timeouts(self._opts.request_timeout_seconds)}
@@ -294,7 +310,7 @@ class Reflector:
         now = time.monotonic()
         if not st.synced or st.served is False:
             log.info("cluster state: %s synced (%d objects)", self.api.kind, len(items))
-        st.synced, st.served = True, True
+        st.synced, st.served, st.denied = True, True, None
         st.lists += 1
         st.last_list_mono = st.last_contact = st.last_event_mono = now
         st.last_event_wall = time.time()
@@ -320,6 +336,7 @@ class Reflector:
         if opts.resync_seconds > 0 and self.status.last_list_mono is not None:
             left = opts.resync_seconds - (time.monotonic() - self.status.last_list_mono)
             timeout = min(timeout, max(1, math.ceil(left)))
+        self._verb = "watch"
         resp = self._list_fn(
             watch=True, resource_version=self._sink.resource_version(self.api.kind),
             allow_watch_bookmarks=True, timeout_seconds=int(timeout), _preload_content=False,
@@ -328,7 +345,7 @@ class Reflector:
         with self._active_lock:
             self._active = resp
         st.watches += 1
-        st.connected, st.last_contact = True, time.monotonic()
+        st.connected, st.last_contact, st.denied = True, time.monotonic(), None
         events = 0
         end = _DROPPED
         try:
@@ -396,16 +413,34 @@ class Reflector:
         st.consecutive_failures = 0
         return None
 
-    def _fail(self, reason: str, *, rbac: bool = False) -> None:
+    def _denied(self, e: ApiException) -> None:
+        """HTTP 401/403: name the refused right, in the status and in the log line."""
+        right = f"{self._verb} {self.api.resource}"
+        self.status.denied = right
+        said = _status_message(e)
+        self._fail(f"HTTP {e.status} {e.reason or ''}".strip() + f": cannot {right}"
+                   + (f" ({said})" if said else "")
+                   + "; the webhook's identity needs get, list and watch on it (RBAC)")
+
+    def _fail(self, reason: str) -> None:
         st = self.status
         st.consecutive_failures += 1
         st.last_error = reason
         delay = backoff_delay(st.consecutive_failures, self._opts.backoff_base_seconds,
                               self._opts.backoff_cap_seconds, self._rng)
-        hint = " (check RBAC: get/list/watch)" if rbac else ""
-        log.warning("cluster state: %s: %s%s; retry %d in %.2f s", self.api.kind, reason, hint,
+        log.warning("cluster state: %s: %s; retry %d in %.2f s", self.api.kind, reason,
                     st.consecutive_failures, delay)
         self._stop.wait(delay)
+
+
+def _status_message(e: ApiException) -> str:
+    """The apiserver's own one-line reason (a Status object's ``message``), or ""."""
+    try:
+        doc = json.loads(e.body or "")
+    except (TypeError, ValueError):
+        return ""
+    msg = doc.get("message") if isinstance(doc, dict) else None
+    return " ".join(msg.split())[:300] if isinstance(msg, str) else ""
 
 
 def _iter_lines(resp: Any) -> Iterator[bytes]:
