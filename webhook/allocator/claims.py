@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from webhook.allocator.constraints import Constraint, parse_constraint
 from webhook.allocator.model import DeviceClassInfo, Model, _d, _l, _s
 from webhook.allocator.reasons import Reason, fatal, text
 from webhook.allocator.variant import EXPERIMENTAL, STABLE
@@ -99,20 +100,6 @@ class Request:
         self.name = name
         self.leaf = leaf
         self.subrequests = subrequests
-
-
-class Constraint:
-    __slots__ = ("kind", "attribute", "requests")
-
-    def __init__(self, kind: str, attribute: str, requests: frozenset[str]) -> None:
-        self.kind = kind
-        self.attribute = attribute
-        self.requests = requests
-
-    def applies(self, leaf: Leaf) -> bool:
-        if not self.requests:
-            return True
-        return leaf.parent in self.requests or leaf.name in self.requests
 
 
 class Claim:
@@ -261,14 +248,10 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
     cons: list[Constraint] = []
     for i, c in enumerate(_l(devices.get("constraints"))):
         c = _d(c)
-        names = frozenset(_s(n) for n in _l(c.get("requests")))
-        if isinstance(c.get("matchAttribute"), str) and c["matchAttribute"]:
-            cons.append(Constraint("matchAttribute", c["matchAttribute"], names))
-        elif isinstance(c.get("distinctAttribute"), str) and c["distinctAttribute"] and model.variant != STABLE:
-            cons.append(Constraint("distinctAttribute", c["distinctAttribute"], names))
-        else:
-            raise AllocError(fatal(f"claim {label}, constraint #{i}: empty constraint (unsupported "
-                                   "constraint type?)"))
+        got = parse_constraint(c, frozenset(_s(n) for n in _l(c.get("requests"))), label, i, model.variant == STABLE)
+        if isinstance(got, Reason):
+            raise AllocError(got)
+        cons.append(got)
     return Claim(label, _s(meta.get("namespace")), _s(meta.get("name")), tuple(reqs), tuple(cons), raw)
 
 
