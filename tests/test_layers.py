@@ -1,8 +1,12 @@
 """Import boundaries of ``webhook/``: no cycles, nothing imports upward, no dynamic rule dispatch,
-and the pure layers never pull in Flask, kubernetes or gunicorn.
+and the pure layers never pull in Flask, kubernetes or gunicorn. In the allocator: no module reads
+another's private members, and no function takes more than six parameters.
 
-The import graph is read from the source (every ``import``, at module level or inside a
-function; ``if TYPE_CHECKING:`` blocks excluded), so a lazy import cannot hide a cycle.
+The import graph is read from the source: every ``import``, at module level, inside a function or
+under ``if TYPE_CHECKING:`` (a cycle that only type checking closes is still two modules that
+cannot be understood apart), so neither a lazy import nor a type-only one can hide a cycle.
+Importing ``a.b.c`` from outside package ``a.b`` runs ``a/b/__init__.py`` and so everything it
+re-exports: the graph has that edge too.
 """
 
 from __future__ import annotations
@@ -39,33 +43,29 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    t = node.test
-    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
-
-
 def imported(tree: ast.AST, modules: set[str], here: str) -> set[str]:
     """The ``webhook`` modules a module imports (a ``from pkg import name`` that names a submodule
-    counts as importing the submodule)."""
+    counts as importing the submodule), with the packages whose ``__init__`` that runs."""
+    package = here if (ROOT / Path(*here.split(".")[1:]) / "__init__.py").exists() else here.rpartition(".")[0]
     out: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names if a.name in modules)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the importing module's package
+                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
             for a in node.names:
-                sub = f"{node.module}.{a.name}"
-                out.add(sub if sub in modules else node.module)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return {m for m in out if m in modules and m != here}
+                sub = f"{base}.{a.name}"
+                out.add(sub if sub in modules else base)
+    found = set()
+    for m in out:
+        parts = m.split(".")
+        # The module itself, and each enclosing package the importer is not inside of.
+        found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1)
+                     if i == len(parts) or not here.startswith(".".join(parts[:i]) + "."))
+    return {m for m in found if m in modules and m != here}
 
 
 def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
@@ -121,10 +121,29 @@ def test_cycle_finder(graph: dict[str, set[str]], want: list[list[str]]) -> None
     assert cycles(graph) == want
 
 
-def test_lazy_and_type_checking_imports_are_read_as_they_run() -> None:
-    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import webhook.b\n"
-                     "def f():\n    from webhook import c\n")
-    assert imported(tree, {"webhook.b", "webhook.c", "webhook"}, "webhook.a") == {"webhook.c"}
+@pytest.mark.parametrize(("source", "here", "want"), [
+    pytest.param("def f():\n    from webhook import c\n", "webhook.a", {"webhook.c"}, id="lazy-import"),
+    pytest.param("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import webhook.b\n", "webhook.a",
+                 {"webhook.b"}, id="type-checking-import"),
+    pytest.param("from webhook.p import thing\n", "webhook.a", {"webhook.p"}, id="re-export-of-a-package"),
+    pytest.param("from webhook.p.q import thing\n", "webhook.a", {"webhook.p", "webhook.p.q"},
+                 id="a-submodule-runs-its-package-init"),
+    pytest.param("from webhook.p.q import thing\n", "webhook.p.r", {"webhook.p.q"},
+                 id="inside-the-package-its-init-already-ran"),
+    pytest.param("from .q import thing\nfrom . import r\n", "webhook.p.s", {"webhook.p.q", "webhook.p.r"},
+                 id="relative-imports"),
+])
+def test_imports_are_read_as_they_run(source: str, here: str, want: set[str]) -> None:
+    modules = {"webhook", "webhook.a", "webhook.b", "webhook.c", "webhook.p", "webhook.p.q", "webhook.p.r",
+               "webhook.p.s"}
+    assert imported(ast.parse(source), modules, here) == want
+
+
+def test_a_cycle_closed_only_under_type_checking_is_found() -> None:
+    graph = {"webhook.a": imported(ast.parse("import webhook.b\n"), {"webhook.a", "webhook.b"}, "webhook.a"),
+             "webhook.b": imported(ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                             "    import webhook.a\n"), {"webhook.a", "webhook.b"}, "webhook.b")}
+    assert cycles(graph) == [["webhook.a", "webhook.b"]]
 
 
 def test_the_graph_sees_every_module() -> None:
