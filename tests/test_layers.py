@@ -241,3 +241,97 @@ def test_no_file_over_500_lines_and_no_function_over_60() -> None:
                 if name not in SIZE_EXEMPT:
                     long_functions.append(name)
     assert big_files == [] and long_functions == []
+
+
+# ---------------------------------------------------------------- the allocator's modules keep to themselves
+NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make"}
+PRIVATE_KNOWN = {
+    # devices.py's raw-reading helpers (``_d``, ``_l``, ``_s``, ``_intern``) are shared under private
+    # names and re-exported by model.py; model.py reads a Slice's converted devices. Renaming them
+    # touches files other work edits: left for later, and nothing may join them.
+    "webhook/allocator/claims.py": {"imports _d", "imports _l", "imports _s"},
+    "webhook/allocator/engine.py": {"imports _d", "imports _l", "imports _s"},
+    "webhook/allocator/feasibility.py": {"imports _d", "imports _l"},
+    "webhook/allocator/model.py": {"imports _d", "imports _intern", "imports _l", "imports _s", "reads ._devices"},
+}
+
+
+def private_reads(source: str) -> set[str]:
+    """Private names a module takes from another: ``from m import _x``, and ``obj._x`` where the
+    module itself defines no ``_x`` (its own classes' privates are its own business)."""
+    tree = ast.parse(source)
+    own: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(n.name)
+        elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+            own.add(n.attr)
+        elif isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in n.targets):
+            own.update(c.value for c in ast.walk(n.value) if isinstance(c, ast.Constant) and isinstance(c.value, str))
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__") and name not in NAMEDTUPLE_API
+
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom):
+            out |= {f"imports {a.name}" for a in n.names if private(a.name)}
+        elif isinstance(n, ast.Attribute) and private(n.attr) and n.attr not in own:
+            out.add(f"reads .{n.attr}")
+    return out
+
+
+@pytest.mark.parametrize(("source", "found"), [
+    pytest.param("from webhook.m import _helper\n", {"imports _helper"}, id="private-import"),
+    pytest.param("def f(search):\n    return search._reason\n", {"reads ._reason"}, id="another-objects-private"),
+    pytest.param("class A:\n    def __init__(self):\n        self._x = 1\n    def same(self, other):\n"
+                 "        return other._x\n", set(), id="own-class-private"),
+    pytest.param("class A:\n    __slots__ = ('_y',)\ndef f(a):\n    return a._y\n", set(), id="own-slot"),
+    pytest.param("def f(r):\n    return r._replace(x=1)\n", set(), id="namedtuple-api"),
+])
+def test_private_read_detector(source: str, found: set[str]) -> None:
+    assert private_reads(source) == found
+
+
+def test_no_allocator_module_reads_another_modules_private_members() -> None:
+    bad = {}
+    for f in sorted((ROOT / "allocator").rglob("*.py")):
+        name = str(f.relative_to(ROOT.parent))
+        extra = private_reads(f.read_text()) - PRIVATE_KNOWN.get(name, set())
+        if extra:
+            bad[name] = sorted(extra)
+    assert bad == {}
+
+
+PARAMETERS_MAX = 6
+PARAMETERS_EXEMPT = {"webhook/allocator/engine.py:" + f for f in ("allocate", "_by_runs", "_try_node", "_on_node")}
+"""The engine's call parameters (issue 29 item 3: one call context object) are left to the work that
+edits engine.py now; nothing may join them."""
+
+
+def parameter_count(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Parameters a caller passes (``self``/``cls`` not counted; ``*args``/``**kw`` one each)."""
+    a = fn.args
+    names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+    return len(names) - (names[:1] in (["self"], ["cls"])) + bool(a.vararg) + bool(a.kwarg)
+
+
+@pytest.mark.parametrize(("source", "count"), [
+    pytest.param("def f(a, b, *, c=1): pass\n", 3, id="positional-and-keyword"),
+    pytest.param("class A:\n    def m(self, a, b): pass\n", 2, id="self-not-counted"),
+    pytest.param("def f(a, *args, **kw): pass\n", 3, id="star-args-one-each"),
+])
+def test_parameter_count(source: str, count: int) -> None:
+    fn = next(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef))
+    assert parameter_count(fn) == count
+
+
+def test_no_allocator_function_takes_more_than_six_parameters() -> None:
+    long = []
+    for f in sorted((ROOT / "allocator").rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and parameter_count(node) > PARAMETERS_MAX:
+                name = f"{f.relative_to(ROOT.parent)}:{node.name}"
+                if name not in PARAMETERS_EXEMPT:
+                    long.append(f"{name} ({parameter_count(node)})")
+    assert long == []

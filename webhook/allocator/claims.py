@@ -14,7 +14,7 @@ from webhook.allocator.constraints import Constraint, parse_constraint
 from webhook.allocator.model import DeviceClassInfo, Model, _d, _l, _s
 from webhook.allocator.reasons import Reason, fatal, text
 from webhook.allocator.variant import EXPERIMENTAL, STABLE
-from webhook.gates import FeatureGates, Gate
+from webhook.gates import Gate
 
 DEVICES_PER_CLAIM_MAX = 32
 EXACT, ALL = "ExactCount", "All"
@@ -141,8 +141,11 @@ def class_selectors(cls: DeviceClassInfo) -> tuple[Selector, ...]:
     return got
 
 
-def _leaf(body: dict[str, Any], name: str, parent: str, label: str, model: Model,
-          gates: FeatureGates) -> Leaf:
+def parse_leaf(body: dict[str, Any], name: str, parent: str, label: str, model: Model) -> Leaf:
+    """Request ``name`` (``parent``: its request, itself for an ``exactly`` request) of claim
+    ``label`` from its ``exactly`` or subrequest ``body``; AllocError for §6.1 failures."""
+    gates = model.gates
+
     def error(detail: str) -> AllocError:
         return AllocError(fatal(detail, label, name))
 
@@ -230,14 +233,14 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
             if not gates.enabled(Gate.DRA_PRIORITIZED_LIST):
                 raise AllocError(fatal("has subrequests, but the DRAPrioritizedList feature is disabled",
                                        label, name))
-            subs = tuple(_leaf(_d(s), f"{name}/{_s(_d(s).get('name'))}", name, label, model, gates)
+            subs = tuple(parse_leaf(_d(s), f"{name}/{_s(_d(s).get('name'))}", name, label, model)
                          for s in r["firstAvailable"])
             if not subs:
                 raise AllocError(fatal("firstAvailable is empty", label, name))
             lower_bound += min(s.count if s.mode == EXACT else 0 for s in subs)
             reqs.append(Request(name, None, subs))
         elif isinstance(r.get("exactly"), dict):
-            leaf = _leaf(r["exactly"], name, name, label, model, gates)
+            leaf = parse_leaf(r["exactly"], name, name, label, model)
             lower_bound += leaf.count if leaf.mode == EXACT else 0
             reqs.append(Request(name, leaf, ()))
         else:

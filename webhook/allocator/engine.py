@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from webhook.allocator.capacity import CapacityError, consumed_capacity
-from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, _leaf, claim_label, parse_claim
+from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, claim_label, parse_claim, parse_leaf
 from webhook.allocator.classes import Failures, node_names, run_end
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.frame import Carry, DeviceResult, Limits
@@ -351,7 +351,7 @@ def eligible_devices(request: dict[str, Any], model: Model,
     ``time.monotonic()`` value) passes first: selectors are CEL and can be slow.
     """
     try:
-        leaf: Leaf = _leaf(request, "request", "request", "eligibility", model, model.gates)
+        leaf: Leaf = parse_leaf(request, "request", "request", "eligibility", model)
     except AllocError as e:
         return e.reason
     binding_on = model.gates.enabled(Gate.DRA_DEVICE_BINDING_CONDITIONS) and model.gates.enabled(
