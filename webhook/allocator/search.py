@@ -6,7 +6,7 @@ in order, device slots 0..count-1; candidates are the node's devices in pool/sli
 permutations); a new request restarts at the first device. ``All`` requests take exactly their
 precomputed device list, in order. A candidate passes, in upstream's order: in use → eligibility
 (bindings, class and request CEL selectors cached per device × leaf content, per-device node)
-→ capacity fit (for All after the constraints) → ``allocate_device`` (node operations,
+→ capacity fit (for All after the constraints) → ``Candidates._allocate_device`` (node operations,
 PartitionableDevices, groups, counters, taints, constraints, mark in use, capacity share). The
 first complete assignment is the answer. A run of candidates in use passes at once
 (``_pass_in_use``), as one by one it would.
@@ -26,12 +26,12 @@ value minus allocated devices' consumption) >= consumed in this attempt. (3) Gro
 (pool, counter set) is the running intersection over allocated and picked devices. (4) At most
 32 devices per claim. (5) Steps count work at candidate granularity: every call of ``_one``
 and every device tried (or evaluated for pruning) is one step, one more when it gets as far
-as counters, groups and constraints (so a step is a few µs); past ``max_steps`` or the
-monotonic ``deadline`` the search stops with ``BudgetExceeded`` — never a wrong answer.
+as counters, groups and constraints (so a step is a few µs); past ``Limits.max_steps`` or
+``Limits.deadline`` the search stops with ``BudgetExceeded`` — never a wrong answer.
 (6) Pruning (``prune.py``) only cuts subtrees that provably hold no solution and raise no error:
 it is enabled for a leaf only after every candidate's eligibility and capacity were evaluated
 without a fatal error, and it bounds the devices still obtainable (statically usable devices
-after a position; with a bound matchAttribute, only those sharing its value). So the first
+after a position; with a constraint that binds a value, matchAttribute, only those sharing it). So the first
 solution, and every fatal error, are those of the unpruned search; only explanations and steps
 may differ. A leaf prunes from its first candidate once a search of the call built data for its
 content (``Pruner.knows``), else from its first backtrack or raw cut.
