@@ -114,26 +114,26 @@ no reason of a complete, valid pool names them)."""
 _PER_NODE = ("attrs", "node_name", "all_nodes", "node_selector")
 """``Device.SEARCHED`` fields the key takes per node (``_device_key``): the attribute values (an
 identifying one by its pattern within the node), and the node selection as it resolves there."""
-_BY_VALUE = tuple(f for f in Device.SEARCHED if f not in _PER_NODE)
+_BY_NAMES = "raw_capacity"
+"""The ``Device.SEARCHED`` field the key takes by its keys: the capacity map's names (requests look
+names up; the values are in ``caps``)."""
+_BY_VALUE = operator.attrgetter(*(f for f in Device.SEARCHED if f not in _PER_NODE and f != _BY_NAMES))
 """The other ``Device.SEARCHED`` fields: the key holds their values (``_shape``)."""
-_VALUES = operator.attrgetter(*_BY_VALUE, *(f"slice.{f}" for f in SLICE_KEYED))
-_HASHABLE = [(_BY_VALUE.index(f), form) for f, form in (("raw_capacity", tuple),)]
-"""How a field whose value is not hashable enters the key: the capacity map by its names (requests
-look names up; the values are in ``caps``)."""
+_NAMED = operator.attrgetter(_BY_NAMES)
+_SLICE = operator.attrgetter(*SLICE_KEYED)
 
 
 def _shape(dev: Device) -> tuple[tuple[Any, ...], tuple[tuple[Any, str], ...]]:
     """What the search sees of a device apart from allocation, node and attribute values: the
-    values of its fields the key takes by value, and per attribute its (key, qualified name); the
-    values are read from ``dev.attrs`` (same order) when a key is built. Devices are immutable and
-    shared between models: computed once, and one instance is shared by all devices alike (the
-    same device of every node of a pool)."""
+    ``Device.SEARCHED`` fields the key takes by value or by names, the ``SLICE_KEYED`` fields of its
+    slice, and per attribute its (key, qualified name); the values are read from ``dev.attrs``
+    (same order) when a key is built. Devices are immutable and shared between models: computed
+    once, and one instance is shared by all devices alike (the same device of every node of a pool)."""
     got: Any = dev.shape
     if got is None:
-        values = list(_VALUES(dev))
-        for i, form in _HASHABLE:
-            values[i] = form(values[i])
-        got = (tuple(values), _names(tuple(dev.attrs), dev.slice.driver))
+        sl = dev.slice
+        base = (*_BY_VALUE(dev), tuple(_NAMED(dev)), *_SLICE(sl))
+        got = (base, _names(tuple(dev.attrs), sl.driver))
         if len(_SHARED) > 65536:
             _SHARED.clear()
         got = dev.shape = _SHARED.setdefault(got, got)
