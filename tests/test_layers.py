@@ -1,8 +1,12 @@
 """Import boundaries of ``webhook/``: no cycles, nothing imports upward, no dynamic rule dispatch,
-and the pure layers never pull in Flask, kubernetes or gunicorn.
+and the pure layers never pull in Flask, kubernetes or gunicorn. In the allocator: no module reads
+another's private members, and no function takes more than six parameters.
 
-The import graph is read from the source (every ``import``, at module level or inside a
-function; ``if TYPE_CHECKING:`` blocks excluded), so a lazy import cannot hide a cycle.
+The import graph is read from the source: every ``import``, at module level, inside a function or
+under ``if TYPE_CHECKING:`` (a cycle that only type checking closes is still two modules that
+cannot be understood apart), so neither a lazy import nor a type-only one can hide a cycle.
+Importing ``a.b.c`` from outside package ``a.b`` runs ``a/b/__init__.py`` and so everything it
+re-exports: the graph has that edge too.
 """
 
 from __future__ import annotations
@@ -39,33 +43,29 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    t = node.test
-    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
-
-
 def imported(tree: ast.AST, modules: set[str], here: str) -> set[str]:
     """The ``webhook`` modules a module imports (a ``from pkg import name`` that names a submodule
-    counts as importing the submodule)."""
+    counts as importing the submodule), with the packages whose ``__init__`` that runs."""
+    package = here if (ROOT / Path(*here.split(".")[1:]) / "__init__.py").exists() else here.rpartition(".")[0]
     out: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names if a.name in modules)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the importing module's package
+                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
             for a in node.names:
-                sub = f"{node.module}.{a.name}"
-                out.add(sub if sub in modules else node.module)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return {m for m in out if m in modules and m != here}
+                sub = f"{base}.{a.name}"
+                out.add(sub if sub in modules else base)
+    found = set()
+    for m in out:
+        parts = m.split(".")
+        # The module itself, and each enclosing package the importer is not inside of.
+        found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1)
+                     if i == len(parts) or not here.startswith(".".join(parts[:i]) + "."))
+    return {m for m in found if m in modules and m != here}
 
 
 def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
@@ -121,10 +121,29 @@ def test_cycle_finder(graph: dict[str, set[str]], want: list[list[str]]) -> None
     assert cycles(graph) == want
 
 
-def test_lazy_and_type_checking_imports_are_read_as_they_run() -> None:
-    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import webhook.b\n"
-                     "def f():\n    from webhook import c\n")
-    assert imported(tree, {"webhook.b", "webhook.c", "webhook"}, "webhook.a") == {"webhook.c"}
+@pytest.mark.parametrize(("source", "here", "want"), [
+    pytest.param("def f():\n    from webhook import c\n", "webhook.a", {"webhook.c"}, id="lazy-import"),
+    pytest.param("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import webhook.b\n", "webhook.a",
+                 {"webhook.b"}, id="type-checking-import"),
+    pytest.param("from webhook.p import thing\n", "webhook.a", {"webhook.p"}, id="re-export-of-a-package"),
+    pytest.param("from webhook.p.q import thing\n", "webhook.a", {"webhook.p", "webhook.p.q"},
+                 id="a-submodule-runs-its-package-init"),
+    pytest.param("from webhook.p.q import thing\n", "webhook.p.r", {"webhook.p.q"},
+                 id="inside-the-package-its-init-already-ran"),
+    pytest.param("from .q import thing\nfrom . import r\n", "webhook.p.s", {"webhook.p.q", "webhook.p.r"},
+                 id="relative-imports"),
+])
+def test_imports_are_read_as_they_run(source: str, here: str, want: set[str]) -> None:
+    modules = {"webhook", "webhook.a", "webhook.b", "webhook.c", "webhook.p", "webhook.p.q", "webhook.p.r",
+               "webhook.p.s"}
+    assert imported(ast.parse(source), modules, here) == want
+
+
+def test_a_cycle_closed_only_under_type_checking_is_found() -> None:
+    graph = {"webhook.a": imported(ast.parse("import webhook.b\n"), {"webhook.a", "webhook.b"}, "webhook.a"),
+             "webhook.b": imported(ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                             "    import webhook.a\n"), {"webhook.a", "webhook.b"}, "webhook.b")}
+    assert cycles(graph) == [["webhook.a", "webhook.b"]]
 
 
 def test_the_graph_sees_every_module() -> None:
@@ -222,3 +241,97 @@ def test_no_file_over_500_lines_and_no_function_over_60() -> None:
                 if name not in SIZE_EXEMPT:
                     long_functions.append(name)
     assert big_files == [] and long_functions == []
+
+
+# ---------------------------------------------------------------- the allocator's modules keep to themselves
+NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make"}
+PRIVATE_KNOWN = {
+    # devices.py's raw-reading helpers (``_d``, ``_l``, ``_s``, ``_intern``) are shared under private
+    # names and re-exported by model.py; model.py reads a Slice's converted devices. Renaming them
+    # touches files other work edits: left for later, and nothing may join them.
+    "webhook/allocator/claims.py": {"imports _d", "imports _l", "imports _s"},
+    "webhook/allocator/engine.py": {"imports _d", "imports _l", "imports _s"},
+    "webhook/allocator/feasibility.py": {"imports _d", "imports _l"},
+    "webhook/allocator/model.py": {"imports _d", "imports _intern", "imports _l", "imports _s", "reads ._devices"},
+}
+
+
+def private_reads(source: str) -> set[str]:
+    """Private names a module takes from another: ``from m import _x``, and ``obj._x`` where the
+    module itself defines no ``_x`` (its own classes' privates are its own business)."""
+    tree = ast.parse(source)
+    own: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(n.name)
+        elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+            own.add(n.attr)
+        elif isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in n.targets):
+            own.update(c.value for c in ast.walk(n.value) if isinstance(c, ast.Constant) and isinstance(c.value, str))
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__") and name not in NAMEDTUPLE_API
+
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom):
+            out |= {f"imports {a.name}" for a in n.names if private(a.name)}
+        elif isinstance(n, ast.Attribute) and private(n.attr) and n.attr not in own:
+            out.add(f"reads .{n.attr}")
+    return out
+
+
+@pytest.mark.parametrize(("source", "found"), [
+    pytest.param("from webhook.m import _helper\n", {"imports _helper"}, id="private-import"),
+    pytest.param("def f(search):\n    return search._reason\n", {"reads ._reason"}, id="another-objects-private"),
+    pytest.param("class A:\n    def __init__(self):\n        self._x = 1\n    def same(self, other):\n"
+                 "        return other._x\n", set(), id="own-class-private"),
+    pytest.param("class A:\n    __slots__ = ('_y',)\ndef f(a):\n    return a._y\n", set(), id="own-slot"),
+    pytest.param("def f(r):\n    return r._replace(x=1)\n", set(), id="namedtuple-api"),
+])
+def test_private_read_detector(source: str, found: set[str]) -> None:
+    assert private_reads(source) == found
+
+
+def test_no_allocator_module_reads_another_modules_private_members() -> None:
+    bad = {}
+    for f in sorted((ROOT / "allocator").rglob("*.py")):
+        name = str(f.relative_to(ROOT.parent))
+        extra = private_reads(f.read_text()) - PRIVATE_KNOWN.get(name, set())
+        if extra:
+            bad[name] = sorted(extra)
+    assert bad == {}
+
+
+PARAMETERS_MAX = 6
+PARAMETERS_EXEMPT = {"webhook/allocator/engine.py:" + f for f in ("allocate", "_by_runs", "_try_node", "_on_node")}
+"""The engine's call parameters (issue 29 item 3: one call context object) are left to the work that
+edits engine.py now; nothing may join them."""
+
+
+def parameter_count(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Parameters a caller passes (``self``/``cls`` not counted; ``*args``/``**kw`` one each)."""
+    a = fn.args
+    names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+    return len(names) - (names[:1] in (["self"], ["cls"])) + bool(a.vararg) + bool(a.kwarg)
+
+
+@pytest.mark.parametrize(("source", "count"), [
+    pytest.param("def f(a, b, *, c=1): pass\n", 3, id="positional-and-keyword"),
+    pytest.param("class A:\n    def m(self, a, b): pass\n", 2, id="self-not-counted"),
+    pytest.param("def f(a, *args, **kw): pass\n", 3, id="star-args-one-each"),
+])
+def test_parameter_count(source: str, count: int) -> None:
+    fn = next(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.FunctionDef))
+    assert parameter_count(fn) == count
+
+
+def test_no_allocator_function_takes_more_than_six_parameters() -> None:
+    long = []
+    for f in sorted((ROOT / "allocator").rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and parameter_count(node) > PARAMETERS_MAX:
+                name = f"{f.relative_to(ROOT.parent)}:{node.name}"
+                if name not in PARAMETERS_EXEMPT:
+                    long.append(f"{name} ({parameter_count(node)})")
+    assert long == []

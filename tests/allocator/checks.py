@@ -1,6 +1,6 @@
 """``assert_satisfies``: re-checks an allocation from the raw objects, independently of the allocator.
 
-Written from allocator.md, not from the allocator's code: counters never exceeded, compatibility
+Written from docs/allocator.md, not from the allocator's code: counters never exceeded, compatibility
 groups intersect per counter set, shared capacities summed within the value, exclusive devices
 not reused, request counts met.
 """

@@ -1,4 +1,4 @@
-"""One table of allocator cases (allocator.md §2-§10), each re-checked by ``assert_satisfies``."""
+"""One table of allocator cases (docs/allocator.md §2-§10), each re-checked by ``assert_satisfies``."""
 
 from __future__ import annotations
 

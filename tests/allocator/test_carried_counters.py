@@ -39,12 +39,16 @@ def test_carried_counters_and_groups_equal_a_fresh_walk(monkeypatch: pytest.Monk
     init = Search.__init__
     carried = PoolUse.carried
 
-    def check(self: Search, *a: Any, use: PoolUse | None = None, **kw: Any) -> None:
-        init(self, *a, use=use, **kw)
+    def check(self: Search, *a: Any, **kw: Any) -> None:
+        init(self, *a, **kw)
+        f = self.frame
+        carry = a[5] if len(a) > 5 else kw.get("carry")
+        use = carry.use if carry is not None else None
         if use is None:
             return
-        fresh = PoolUse(self.allocated, self.data.consumers)
-        for pool in self.pools:
+        assert f.use is use
+        fresh = PoolUse(f.allocated, f.data.consumers)
+        for pool in f.pools:
             pk = (pool.driver, pool.name)
             if pk in use.available:
                 seen["pools"] += 1

@@ -14,8 +14,10 @@ from bench import gen
 from tests.allocator.builders import claim, dev, device_class, node, req, rslice
 from webhook.allocator import JOINT, PER_CLAIM, Outcome, allocate, engine, model_for
 from webhook.allocator.claims import parse_claim
-from webhook.allocator.classes import class_of, identifying, transferable
+from webhook.allocator.classes import SLICE_KEYED, class_of, identifying, node_names, transferable
+from webhook.allocator.devices import Device, Slice
 from webhook.allocator.feasibility import claims_for
+from webhook.allocator.pools import pools_for
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
 from webhook.state.compact import COMPACT_KINDS, Compactor
@@ -192,3 +194,135 @@ def test_attribute_types_split_a_class() -> None:
             rslice("b", [dev("d", attributes={"x": {"int": True}})], node_name="n-2", pool="p2")]
     model = model_for(_snapshot(objs), FeatureGates.parse(""))
     assert class_of(model, "n-1") != class_of(model, "n-2")
+
+
+# ---------------------------------------------------------------- the key covers what the search reads
+class _Reads:
+    """Device and slice fields read while ``on`` (slot descriptors wrapped, see ``_record_reads``)."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.device: set[str] = set()
+        self.slice: set[str] = set()
+
+
+def _record_reads(monkeypatch: pytest.MonkeyPatch, reads: _Reads) -> None:
+    for cls, seen in ((Device, reads.device), (Slice, reads.slice)):
+        for name in cls.__slots__:
+            slot = cls.__dict__[name]
+
+            def get(obj: Any, slot: Any = slot, name: str = name, seen: set[str] = seen, cls: Any = cls) -> Any:
+                if reads.on:
+                    seen.add(name)
+                return slot.__get__(obj, cls)
+
+            monkeypatch.setattr(cls, name, property(get, lambda obj, v, slot=slot: slot.__set__(obj, v)))
+
+
+def _representative_searches() -> list[tuple[Any, list[dict[str, Any]], str]]:
+    """The allocator table's and the upstream rows' cases, and random states with counters,
+    groups, shared capacity, taints and list attributes, in both modes: (model, claims, mode)."""
+    import random
+
+    from tests.allocator.test_allocator_budget import _random_case
+    from tests.allocator.test_allocator_table import CASES
+    from tests.allocator.upstream_rows import ROWS
+    out = []
+    for _id, state, claims, gates, kw, *_ in CASES:
+        out.append((model_for(ClusterSnapshot.from_objects(state), FeatureGates().with_overrides(gates)), claims,
+                    kw.get("mode", JOINT)))
+    for _id, state, inputs, gates, _want in ROWS:
+        found = [o for o in inputs if o.get("kind") == "ResourceClaim"]
+        out.append((model_for(ClusterSnapshot.from_objects(state), FeatureGates().with_overrides(gates)), found,
+                    JOINT))
+    r = random.Random(3)
+    for _ in range(60):
+        objs, claims, gates = _random_case(r)
+        model = model_for(ClusterSnapshot.from_objects(objs), FeatureGates().with_overrides(gates))
+        out += [(model, claims, JOINT), (model, claims, PER_CLAIM)]
+    return out
+
+
+def test_the_search_reads_only_device_fields_the_node_class_key_covers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every device field a search reads (``Search.run``, and ``Search.reasons`` that explains a
+    failure) is declared: in ``Device.SEARCHED`` (then the node-class key holds it, see the next
+    test) or in ``Device.UNKEYED`` (identity, caches, derived values). A new field the search reads
+    (say, taints from DeviceTaintRules) fails here until it is declared."""
+    from webhook.allocator.search import Search
+    reads = _Reads()
+    _record_reads(monkeypatch, reads)
+    run, explain = Search.run, Search.reasons.fget
+    assert explain is not None
+
+    def recorded(fn: Any) -> Any:
+        def call(self: Search) -> Any:
+            reads.on = True
+            try:
+                return fn(self)
+            finally:
+                reads.on = False
+        return call
+
+    monkeypatch.setattr(Search, "run", recorded(run))
+    monkeypatch.setattr(Search, "reasons", property(recorded(explain)))
+    monkeypatch.setattr(engine, "NODE_CLASSES", False)  # every node searched: nothing skipped
+    for model, claims, mode in _representative_searches():
+        allocate(claims, model, mode=mode, max_steps=10**5)
+    assert not set(Device.SEARCHED) & set(Device.UNKEYED)
+    assert reads.device - set(Device.SEARCHED) - set(Device.UNKEYED) == set()
+    assert reads.slice - set(SLICE_KEYED) - {"pool", "_devices"} == set()  # pool: never named in a class's reasons
+    # The set is representative: the instrumentation saw the search read what it checks.
+    assert {"name", "attrs", "caps", "raw_capacity", "consumes", "allow_multi", "binding", "taints",
+            "skip_node_ops", "node_name"} <= reads.device
+
+
+ZONE_B = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}]}
+ZONE_Z = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z"]}]}]}
+PLACEMENT: dict[str, tuple[dict[str, Any], Any, bool]] = {
+    # field: (how a device of a per-device slice is placed, a new value of the field, whether the
+    # nodes n-1 (zone a) and n-2 (zone b) share a class before the change)
+    "node_name": ({"nodeName": "n-9"}, "n-2", True),
+    "node_selector": ({"nodeSelector": ZONE_Z}, ZONE_B, True),
+    "all_nodes": ({"nodeSelector": ZONE_B}, True, False),
+}
+
+
+def _placement_model(field: str) -> tuple[Any, Any, Any]:
+    """(model of n-1 and n-2 seeing one per-device slice, its device placed as ``PLACEMENT`` says,
+    the new value of ``field``); a device on every node keeps the slice in both nodes' pools."""
+    from webhook.allocator.nodesel import parse_node_selector
+    placed, value, _ = PLACEMENT[field]
+    objs = [node("n-1", zone="a"), node("n-2", zone="b"), device_class(),
+            rslice("s", [dev("anchor", allNodes=True), dev("placed", **placed)], node_name=None,
+                   perDeviceNodeSelection=True)]
+    model = model_for(_snapshot(objs), FeatureGates.parse("DRAPartitionableDevices=true"))
+    target = next(d for p in pools_for(model, model.node("n-2")) for d in p.candidates if d.name == "placed")
+    return model, target, parse_node_selector(value) if field == "node_selector" else value
+
+
+@pytest.mark.parametrize("field", Device.SEARCHED)
+def test_every_searched_device_field_is_in_the_node_class_key(field: str) -> None:
+    """Another value of any ``Device.SEARCHED`` field on one device changes whether two nodes share a
+    class: two identical nodes split (a placement field: the nodes' classes follow where the device
+    now is). So a field the search reads is never missing from the key."""
+    if field in PLACEMENT:
+        model, target, changed = _placement_model(field)
+        alike = PLACEMENT[field][2]
+    else:
+        model = model_for(_snapshot(gen.cluster(2)), GATES)
+        target = [d for p in pools_for(model, model.node(gen.node_name(1))) for d in p.candidates][1]
+        value = getattr(target, field)
+        # A value equal to no other; a map (attributes, capacity): one more entry.
+        changed = {**value, "other": {"string": "x"}} if isinstance(value, dict) else object()
+        alike = True
+    first, second = node_names(model)[:2]
+    assert (class_of(model, first) == class_of(model, second)) is alike
+    value = getattr(target, field)
+    setattr(target, field, changed)
+    try:
+        target.shape = None
+        model.class_data.clear()
+        assert (class_of(model, first) == class_of(model, second)) is not alike
+    finally:
+        setattr(target, field, value)
+        target.shape = None

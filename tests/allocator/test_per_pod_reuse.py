@@ -1,5 +1,5 @@
 """PodGroups claim by claim (per-pod mode) without repeated work: the searches of one node share
-what does not depend on what is in use (``prune.NodeData``), and a joint solution that took each
+what does not depend on what is in use (``nodedata.NodeData``), and a joint solution that took each
 claim's first fit in claim order (``Outcome.in_order``) stands for the claim-by-claim check.
 Neither may change an outcome."""
 
@@ -16,7 +16,7 @@ from tests.allocator.builders import DRV, claim, dev, device_class, node, req, r
 from tests.allocator.test_allocator_budget import _random_case
 from webhook.allocator import JOINT, PER_CLAIM, allocate, model_for
 from webhook.allocator.feasibility import claims_for, feasibility_warnings
-from webhook.allocator.prune import Pruner, static_ok
+from webhook.allocator.prune import Pruner
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
 
@@ -117,23 +117,23 @@ def test_shared_usable_flags_equal_evaluating_each_device(seed: int, monkeypatch
     from webhook.allocator.capacity import CapacityError
     from webhook.allocator.claims import AllocError
     checked = {"in use": 0, "capacity consumed": 0}
-    original = Pruner._from_base
+    original = Pruner.from_base
 
-    def checking(self: Pruner, ci: int, leaf: Any, key: Any) -> list[bool] | None:
-        got = original(self, ci, leaf, key)
+    def checking(self: Pruner, leaf: Any, key: Any) -> list[bool] | None:
+        got = original(self, leaf, key)
         if got is not None:
-            s = self.s
+            f = self.frame
             try:
-                want = [static_ok(s, leaf, d) for d in s.flat]
+                want = [self.static_ok(leaf, d) for d in f.flat]
             except (AllocError, CapacityError):
                 want = None
             assert got == want
-            keys = {d.dkey for d in s.flat}
-            checked["in use"] += bool(keys & s.allocated.dedicated)
-            checked["capacity consumed"] += bool(keys & set(s.allocated.aggregated))
+            keys = {d.dkey for d in f.flat}
+            checked["in use"] += bool(keys & f.allocated.dedicated)
+            checked["capacity consumed"] += bool(keys & set(f.allocated.aggregated))
         return got
 
-    monkeypatch.setattr(Pruner, "_from_base", checking)
+    monkeypatch.setattr(Pruner, "from_base", checking)
     for model, claims in _cases(seed):
         allocate(claims, model, mode=PER_CLAIM, max_steps=10**6)
     assert checked["in use"] > 0 and checked["capacity consumed"] > 0, checked
@@ -166,13 +166,13 @@ def test_usable_flags_for_devices_in_use(used: dict[str, str], admin: bool, want
     s = Search(model, model.node("node-1"), [c], model.allocated)
     leaf = c.requests[0].leaf
     assert leaf is not None
-    assert [static_ok(s, leaf, d) for d in s.flat] == want  # the reference
-    assert s.pruner._from_base(0, leaf, ("any",)) == want
+    assert [s.pruner.static_ok(leaf, d) for d in s.frame.flat] == want  # the reference
+    assert s.pruner.from_base(leaf, ("any",)) == want
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_node_data_kept_in_the_model_decides_as_fresh(seed: int) -> None:
-    """``prune.node_data`` keeps each node's evaluations (eligibility, capacity, attribute
+    """``nodedata.node_data`` keeps each node's evaluations (eligibility, capacity, attribute
     positions, state-free usability) in the model for later requests: outcomes with them kept
     equal outcomes with them rebuilt for every call."""
     cases = _cases(seed)
@@ -191,24 +191,24 @@ def test_node_data_kept_in_the_model_decides_as_fresh(seed: int) -> None:
 
 
 def test_node_data_starts_afresh_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
-    from webhook.allocator import prune
+    from webhook.allocator import nodedata
     model, claims = _cases(0)[0]
     allocate(claims, model, mode=JOINT, max_steps=10**6)
     name, kept = next(iter(model.node_data.items()))
-    assert prune.node_data(model, model.node(name), kept.pools) is kept
-    monkeypatch.setattr(prune, "NODE_DATA_MAX", kept.size() - 1)
-    fresh = prune.node_data(model, model.node(name), kept.pools)
+    assert nodedata.node_data(model, model.node(name), kept.pools) is kept
+    monkeypatch.setattr(nodedata, "NODE_DATA_MAX", kept.size() - 1)
+    fresh = nodedata.node_data(model, model.node(name), kept.pools)
     assert fresh is not kept and fresh.size() == 0 and model.node_data[name] is fresh
-    assert prune.node_data(model, model.node(name), list(kept.pools)) is not fresh  # other pools: not its data
+    assert nodedata.node_data(model, model.node(name), list(kept.pools)) is not fresh  # other pools: not its data
 
 
 def test_a_model_keeps_node_data_of_few_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from webhook.allocator import prune
+    from webhook.allocator import nodedata
     model, _ = _cases(0)[0]
-    monkeypatch.setattr(prune, "NODE_DATA_NODES", 3)
+    monkeypatch.setattr(nodedata, "NODE_DATA_NODES", 3)
     names = [f"n{i}" for i in range(5)]
     for n in names:
-        prune.node_data(model, model.node(n), [])
+        nodedata.node_data(model, model.node(n), [])
     assert list(model.node_data) == names[2:]  # the oldest went first
 
 

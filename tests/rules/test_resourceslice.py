@@ -1,4 +1,4 @@
-"""ResourceSlice validation (reference §1a–1c, 1f): one table row per rule id, CREATE and UPDATE.
+"""ResourceSlice validation (docs/rules.md, "ResourceSlice rules"): one table row per rule id, CREATE and UPDATE.
 
 Each row asserts the exact set of (field, reason) causes the 1.37 apiserver would report.
 Capacity/requestPolicy rows live in test_slice_capacity.py, strips in test_slice_mutate.py.

@@ -1,4 +1,4 @@
-"""Device capacity and requestPolicy (reference §1e: RS-CAP-*, RP-*), with
+"""Device capacity and requestPolicy (docs/rules.md: RS-CAP-*, RP-*), with
 DRAFractionalCapacityRange on (exact milli arithmetic) and off (the 1.37 default: integer Value())."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ResourceSlice gate strips and normalisation (reference §3), CREATE and UPDATE, both gate settings.
+"""ResourceSlice gate strips and normalisation (docs/rules.md, "Mutation"), CREATE and UPDATE, both gate settings.
 
 Every patch is applied with the independent ``jsonpatch`` library as well as ours, and the
 property test checks that mutate-then-validate never reports a field the patch removed.

@@ -1,8 +1,8 @@
 """The shared DRA allocator: cluster model, pool gathering, search, feasibility report.
 
 Pure: no Flask, no kubernetes client, no network. Decides as the kube-scheduler's structured
-allocator does (``reference/allocator.md``), in its sorted, deterministic form for every gate
-set. Entry points:
+allocator does (``docs/allocator.md``; a ``§N`` in this package cites its section N), in its
+sorted, deterministic form for every gate set. Entry points:
 
     model_for(snapshot, gates) -> Model        cached per snapshot + gates
     allocate(claims, model, node=..., mode=...) -> Outcome

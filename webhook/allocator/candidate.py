@@ -1,15 +1,14 @@
-"""What one candidate device costs a search (allocator.md §4-§7): the half of ``Search`` that
-checks and records a single pick, in upstream's order: in use → eligibility (bindings, class and
-request CEL selectors, per-device node) → capacity fit → ``_allocate_device`` (node operations,
-counters and groups, taints, constraints, marking it in use) → the capacity share and result.
-Every change is pushed on the caller's undo list (search invariant 1); a rejection notes why.
-``Search`` (search.py) owns the state these methods read and the recursion that calls them.
+"""What one candidate device costs a search (docs/allocator.md §4-§7): the checks of a single
+pick, in upstream's order: in use → eligibility (bindings, class and request CEL selectors,
+per-device node) → capacity fit → ``allocate_device`` (node operations, counters and groups,
+taints, constraints, marking it in use) → the capacity share and result. Every change is made to
+the search's ``Frame`` and pushed on the caller's undo list (search invariant 1); a rejection
+notes why through the ``Hooks``. ``search.Search`` runs the recursion that calls ``pick``.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 from webhook.allocator.capacity import (
@@ -19,144 +18,107 @@ from webhook.allocator.capacity import (
     remaining_fit,
     render_consumed,
 )
-from webhook.allocator.claims import AllocError, Claim, Leaf, Selector
-from webhook.allocator.constraints import ConstraintState
+from webhook.allocator.claims import AllocError, Leaf, Selector
 from webhook.allocator.fit import selector_matches, untolerated_taint
-from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, Num
-from webhook.allocator.pools import Pool
-from webhook.allocator.pooluse import PoolUse, Undo
+from webhook.allocator.frame import DeviceResult, Frame, Hooks, Where
+from webhook.allocator.model import Device, Num
+from webhook.allocator.pooluse import Undo
 from webhook.allocator.reasons import Code, Reason, fatal
-from webhook.gates import FeatureGates
 
 BINDING = "binding"
-"""``_misfit``: a device with binding conditions while their gates are off."""
+"""``misfit``: a device with binding conditions while their gates are off."""
 OTHER_NODE = "other-node"
-"""``_misfit``: a device of a per-device slice that does not serve this node."""
+"""``misfit``: a device of a per-device slice that does not serve this node."""
 _UNSEEN = object()
-"""A device not evaluated for a leaf's content yet (``Search.misfits``)."""
-
-
-class DeviceResult:
-    """One allocated device of a claim, as ``status.allocation.devices.results`` holds it."""
-
-    __slots__ = ("request", "device", "admin", "consumed", "share_id")
-
-    def __init__(self, request: str, device: Device, admin: bool, consumed: dict[str, str] | None,
-                 share_id: str | None) -> None:
-        self.request = request
-        self.device = device
-        self.admin = admin
-        self.consumed = consumed
-        self.share_id = share_id
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"request": self.request, "driver": self.device.slice.driver,
-                               "pool": self.device.slice.pool, "device": self.device.name}
-        if self.admin:
-            out["adminAccess"] = True
-        if self.consumed is not None:
-            out["consumedCapacity"] = self.consumed
-        return out
+"""A device not evaluated for a leaf's content yet (``NodeData.misfits``)."""
 
 
 class Candidates:
-    """The per-candidate methods of ``Search``; the attributes below are set by its constructor."""
+    """Checks and records single picks in one search's ``Frame``."""
 
-    model: Model
-    gates: FeatureGates
-    node: NodeInfo
-    claims: list[Claim]
-    allocated: AllocatedState
-    cc: bool
-    pd: bool
-    cg: bool
-    taints_on: bool
-    binding_on: bool
-    node_ops: bool
-    frontier: tuple[int, ...]
-    picked: dict[tuple[str, str, str], int]
-    claim_picked: list[set[tuple[str, str, str]]]
-    shares: dict[tuple[str, str, str], int]
-    share_capacity: dict[tuple[str, str, str], dict[str, Num]]
-    use: PoolUse
-    constraints: list[ConstraintState]
-    results: list[list[DeviceResult]]
-    misfits: dict[tuple[int, int], Selector | str | None]
-    consumed: dict[tuple[int, int], Consumed | Reason | CapacityError]
-    pool_of: dict[tuple[str, str], Pool]
-    selector_reasons: dict[tuple[int, int, int], Reason]
+    __slots__ = ("frame", "hooks", "misfits", "consumed_cache", "selector_reasons")
 
-    tick: Callable[[], None]
-    note: Callable[[tuple[int, ...], Reason | tuple[Any, ...]], None]
-    _reason: Callable[..., Reason]
-    _of: Callable[[int, Leaf, Reason], Reason]
+    def __init__(self, frame: Frame, hooks: Hooks) -> None:
+        self.frame = frame
+        self.hooks = hooks
+        self.misfits = frame.data.misfits
+        """(Leaf.sel_id, device uid) -> ``misfit``: shared by the searches of the node."""
+        self.consumed_cache = frame.data.consumed
+        """(Leaf.cap_id, device uid) -> ``consumed_capacity``: shared by the searches of the node."""
+        self.selector_reasons: dict[tuple[int, int, int], Reason] = {}
+        """The "selector is false" reason per (claim, leaf, selector): one instance for every
+        device the selector turns down (they name no device)."""
 
-    def _consumed(self, leaf: Leaf, dev: Device) -> Consumed | Reason:
+    def consumed(self, leaf: Leaf, dev: Device) -> Consumed | Reason:
         """``consumed_capacity`` for (leaf, device), cached per capacity request (``Leaf.cap_id``);
         raises its CapacityError every time."""
         ck = (leaf.cap_id, dev.uid)
-        got = self.consumed.get(ck)
+        got = self.consumed_cache.get(ck)
         if got is None:
             try:
-                got = consumed_capacity(dev, leaf.capacity, self.gates)
+                got = consumed_capacity(dev, leaf.capacity, self.frame.model.gates)
             except CapacityError as e:
                 got = e
-            self.consumed[ck] = got
+            self.consumed_cache[ck] = got
         if isinstance(got, CapacityError):
             raise got
         return got
 
-    def _eligible(self, leaf: Leaf, dev: Device) -> bool:
-        return self._misfit(leaf, dev) is None
+    def eligible(self, leaf: Leaf, dev: Device) -> bool:
+        """Whether ``leaf``'s class, selectors and bindings let it take ``dev`` on this node."""
+        return self.misfit(leaf, dev) is None
 
-    def _misfit(self, leaf: Leaf, dev: Device) -> Selector | str | None:
+    def misfit(self, leaf: Leaf, dev: Device) -> Selector | str | None:
         """Why ``leaf`` can never take ``dev``: the first selector that is false, ``BINDING``
-        (binding conditions with their gates off), or None when the device is eligible. Cached per
-        class and selectors (``Leaf.sel_id``: leaves equal in those get equal answers; a selector
-        of another such leaf has the same ``name()``)."""
+        (binding conditions with their gates off), ``OTHER_NODE``, or None when the device is
+        eligible. Cached per class and selectors (``Leaf.sel_id``: leaves equal in those get equal
+        answers; a selector of another such leaf has the same ``name()``)."""
         ck = (leaf.sel_id, dev.uid)
         if ck in self.misfits:
             return self.misfits[ck]
+        f = self.frame
         got: Selector | str | None = None
-        if dev.binding and not self.binding_on:
+        if dev.binding and not f.switches.binding:
             got = BINDING
         else:
             got = next((sel for sel in leaf.class_selectors + leaf.selectors
-                        if not selector_matches(self.model, sel, dev)), None)
-            if got is None and dev.slice.per_device and not dev.matches_node(self.node):
+                        if not selector_matches(f.model, sel, dev)), None)
+            if got is None and dev.slice.per_device and not dev.matches_node(f.node):
                 got = OTHER_NODE  # checked after the selectors, as upstream (their errors count)
         self.misfits[ck] = got
         return got
 
-    def _try(self, ci: int, leaf: Leaf, dev: Device, where: tuple[int, ...],
-             all_mode: bool) -> Undo | None:
-        """Allocate ``dev`` for one slot of ``leaf``: the undo list, or None (reason noted)."""
-        noting = where >= self.frontier
+    def pick(self, ci: int, leaf: Leaf, dev: Device, where: Where, all_mode: bool) -> Undo | None:
+        """Allocate ``dev`` for one slot of ``leaf`` of claim ``ci``: the undo list, or None (the
+        reason noted at ``where``). ``all_mode``: an ``All`` request, whose devices are eligible."""
+        f, hooks = self.frame, self.hooks
+        noting = where >= hooks.frontier
+        consumable = f.switches.consumable
         # In use first, as upstream: a device in use is never shown to the selectors (whose
         # errors are fatal). A reason only names devices the class and selectors select.
         # In use: picked by this claim (unless shareable), or, without admin access, by the
         # cluster or another claim of the search. Inline: most candidates a PodGroup's later
         # claims pass are in use (240 of the 336 a PodGroup of 16 partition pairs tries).
         key = dev.dkey
-        if ((key in self.claim_picked[ci] and not (self.cc and dev.allow_multi))
-                or (not leaf.admin and (key in self.allocated.dedicated or key in self.picked))):
+        if ((key in f.claim_picked[ci] and not (consumable and dev.allow_multi))
+                or (not leaf.admin and (key in f.allocated.dedicated or key in f.picked))):
             if noting and self.could_select(leaf, dev, error=False):
-                self.note(where, (ci, leaf, dev))
+                hooks.note(where, (ci, leaf, dev))
             return None
-        misfit = None if all_mode else self._misfit(leaf, dev)
+        misfit = None if all_mode else self.misfit(leaf, dev)
         if misfit is not None:
             if noting and misfit is not OTHER_NODE:  # not this node's device: nothing to explain
-                self.note(where, self._misfit_reason(ci, leaf, dev, misfit))
+                hooks.note(where, self._misfit_reason(ci, leaf, dev, misfit))
             return None
-        fit = self._capacity_fit(ci, leaf, dev) if self.cc and not all_mode else None
+        fit = self._capacity_fit(ci, leaf, dev) if consumable and not all_mode else None
         if isinstance(fit, Reason):
             if noting:
-                self.note(where, self._of(ci, leaf, fit))
+                hooks.note(where, hooks.attribute(ci, leaf, fit))
             return None
         undo: Undo = []
-        self.tick()  # the costly half of a candidate (counters, groups, constraints) counts again
+        hooks.tick()  # the costly half of a candidate (counters, groups, constraints) counts again
         reason = self._allocate_device(ci, leaf, dev, undo)
-        if reason is None and all_mode and self.cc:  # All: capacity after the constraints, as upstream
+        if reason is None and all_mode and consumable:  # All: capacity after the constraints, as upstream
             late = self._capacity_fit(ci, leaf, dev)
             if isinstance(late, Reason):
                 reason = late
@@ -166,9 +128,9 @@ class Candidates:
             undo_all(undo)
             if all_mode and reason.code in (Code.CONSTRAINT_MISSING, Code.CONSTRAINT_UNSATISFIED):
                 raise AllocError(fatal(f"cannot add device {dev.label()} because a claim constraint "
-                                       "would not be satisfied", self.claims[ci].label, leaf.name))
+                                       "would not be satisfied", f.claims[ci].label, leaf.name))
             if noting:
-                self.note(where, self._of(ci, leaf, reason))
+                hooks.note(where, hooks.attribute(ci, leaf, reason))
             return None
         self._record(ci, leaf, dev, fit, undo)
         return undo
@@ -178,10 +140,10 @@ class Candidates:
             key = (ci, id(leaf), id(misfit))
             got = self.selector_reasons.get(key)
             if got is None:
-                got = self.selector_reasons[key] = self._reason(ci, leaf, Code.SELECTOR_FALSE,
-                                                                selector=misfit.name())
+                got = self.selector_reasons[key] = self.hooks.reason(ci, leaf, Code.SELECTOR_FALSE,
+                                                                     selector=misfit.name())
             return got
-        return self._reason(ci, leaf, Code.BINDING_OFF, device=dev.name)
+        return self.hooks.reason(ci, leaf, Code.BINDING_OFF, device=dev.name)
 
     def could_select(self, leaf: Leaf, dev: Device, error: bool = True) -> bool:
         """Whether ``leaf``'s class and selectors select ``dev`` (a CEL error counts as ``error``)."""
@@ -189,30 +151,32 @@ class Candidates:
         if known is not _UNSEEN:  # most devices were evaluated for this content before
             return known is None
         try:
-            return self._misfit(leaf, dev) is None
+            return self.misfit(leaf, dev) is None
         except AllocError:
             return error
 
     def _capacity_fit(self, ci: int, leaf: Leaf, dev: Device) -> Consumed | Reason:
         """What ``leaf`` consumes on ``dev``, or why it does not fit (next to what is in use)."""
+        f = self.frame
         try:
-            got = self._consumed(leaf, dev)
+            got = self.consumed(leaf, dev)
         except CapacityError as e:
-            raise AllocError(fatal(str(e), self.claims[ci].label, leaf.name)) from None
+            raise AllocError(fatal(str(e), f.claims[ci].label, leaf.name)) from None
         if isinstance(got, Reason):
             return got
         key = dev.dkey
-        why = remaining_fit(dev, got, self.allocated.aggregated.get(key), self.share_capacity.get(key))
+        why = remaining_fit(dev, got, f.allocated.aggregated.get(key), f.share_capacity.get(key))
         return got if why is None else why
 
     def _record(self, ci: int, leaf: Leaf, dev: Device, consumed: Consumed | None, undo: Undo) -> None:
         """Record the pick: the capacity share of a shareable device, and the result."""
+        f = self.frame
         key = dev.dkey
-        shared = self.cc and dev.allow_multi
+        shared = f.switches.consumable and dev.allow_multi
         rendered = None
         share_id = None
         if shared and consumed is not None:
-            cap = self.share_capacity.setdefault(key, {})
+            cap = f.share_capacity.setdefault(key, {})
             for full, (val, _fmt) in consumed.items():
                 cap[full] = cap.get(full, 0) + val
 
@@ -222,10 +186,11 @@ class Candidates:
             undo.append(_uncap)
             rendered = render_consumed(dev, consumed) if dev.caps else None
             share_id = str(uuid.uuid4())
-        self.shares[key] = self.shares.get(key, 0) + (1 if shared else 0)
-        undo.append(lambda: self.shares.__setitem__(key, self.shares[key] - (1 if shared else 0)))
-        self.results[ci].append(DeviceResult(leaf.name, dev, leaf.admin, rendered, share_id))
-        results = self.results[ci]
+        shares = f.shares
+        shares[key] = shares.get(key, 0) + (1 if shared else 0)
+        undo.append(lambda: shares.__setitem__(key, shares[key] - (1 if shared else 0)))
+        results = f.results[ci]
+        results.append(DeviceResult(leaf.name, dev, leaf.admin, rendered, share_id))
 
         def _unresult() -> None:
             results.pop()
@@ -233,44 +198,50 @@ class Candidates:
 
     def _allocate_device(self, ci: int, leaf: Leaf, dev: Device, undo: Undo) -> Reason | None:
         """Gates, counters, groups, taints and constraints for one pick; marks it in use."""
+        f = self.frame
+        sw = f.switches
         key = dev.dkey
-        if dev.skip_node_ops and not self.node_ops:
+        if dev.skip_node_ops and not sw.node_ops:
             return Reason(Code.NODE_OPERATIONS, device=dev.name)
         if dev.consumes:
             why = self._pool_counters(dev, undo)
             if why is not None:
                 return why
-        if self.taints_on:
+        if sw.taints:
             taint = untolerated_taint(leaf, dev)
             if taint is not None:
                 return Reason(Code.TAINT, device=dev.name, taint=taint)
-        why = self.constraints[ci].add(leaf, dev, undo)
+        why = f.constraints[ci].add(leaf, dev, undo)
         if why is not None:
             return why
-        if not (self.cc and dev.allow_multi):
+        if not (sw.consumable and dev.allow_multi):
             # Counted per claim: undoing one claim's (admin) pick keeps another claim's mark.
-            self.picked[key] = self.picked.get(key, 0) + 1
-            undo.append(lambda: _release(self.picked, key))
-        if key not in self.claim_picked[ci]:
-            self.claim_picked[ci].add(key)
-            undo.append(lambda: self.claim_picked[ci].discard(key))
+            picked = f.picked
+            picked[key] = picked.get(key, 0) + 1
+            undo.append(lambda: _release(picked, key))
+        mine = f.claim_picked[ci]
+        if key not in mine:
+            mine.add(key)
+            undo.append(lambda: mine.discard(key))
         return None
 
     def _pool_counters(self, dev: Device, undo: Undo) -> Reason | None:
         """§4/§5 for a device that consumes counters (a device already shared consumes nothing new)."""
-        if not self.pd:
+        f = self.frame
+        sw = f.switches
+        if not sw.partitionable:
             return Reason(Code.COUNTERS_GATE_OFF, device=dev.name)
         key = dev.dkey
-        pool = self.pool_of.get((dev.slice.driver, dev.slice.pool))
-        already_shared = self.cc and dev.allow_multi and (
-            key in self.allocated.shared or key in self.allocated.aggregated or self.shares.get(key, 0) > 0)
+        pool = f.pool_of.get((dev.slice.driver, dev.slice.pool))
+        already_shared = sw.consumable and dev.allow_multi and (
+            key in f.allocated.shared or key in f.allocated.aggregated or f.shares.get(key, 0) > 0)
         if pool is None or already_shared:
             return None
-        if self.cg:
-            why = self.use.compatible(pool, dev, undo)
+        if sw.groups:
+            why = f.use.compatible(pool, dev, undo)
             if why is not None:
                 return why
-        return self.use.counters(pool, dev, undo)
+        return f.use.counters(pool, dev, undo)
 
 
 def _release(counts: dict[Any, int], key: Any) -> None:

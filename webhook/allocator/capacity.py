@@ -1,4 +1,4 @@
-"""Consumable capacity (allocator.md §7): what a request consumes on a device, and whether it fits.
+"""Consumable capacity (docs/allocator.md §7): what a request consumes on a device, and whether it fits.
 
 Pure and exact: amounts are ``model.Num`` (ints when integral, as every amount of a usual
 request is, else Fractions), so the hot path compares and adds ints. ``consumed_capacity`` is
@@ -132,7 +132,7 @@ def consumed_amount(requested: tuple[Num, str] | None, spec: CapSpec,
 
 
 def violates_policy(val: Num, spec: CapSpec, fractional: bool) -> bool:
-    """§7.3 step 2 (numeric equality with the default, see allocator.md §11.19)."""
+    """§7.3: whether ``val`` breaks the request policy (never when it equals the default, as numbers)."""
     if not spec.has_policy:
         return False
     if spec.default is not None and val == spec.default:
@@ -162,7 +162,7 @@ def consumed_capacity(device: Device, request_capacity: Any, gates: FeatureGates
 
     Returns every declared capacity's consumed amount, or the ``Reason`` why the device cannot
     serve the request at all (undeclared name, policy violation, larger than the capacity
-    value). Ignores current usage. Raises CapacityError for the fatal cases (§7.3 S2).
+    value). Ignores current usage. Raises CapacityError for the fatal cases (§7.3).
     """
     fractional = gates.enabled(Gate.DRA_FRACTIONAL_CAPACITY_RANGE)
     resolved = resolve_requests(device, request_capacity)
@@ -195,7 +195,7 @@ def _declares(device: Device, name: Any) -> bool:
 
 def remaining_fit(device: Device, consumed: Consumed, allocated: dict[str, Num] | None,
                   attempt: dict[str, Num] | None) -> Reason | None:
-    """§7.3 step 3: None when ``consumed`` fits next to what is already used; else the reason."""
+    """§7.3: None when ``consumed`` fits next to what is already used; else the reason."""
     for full, status, spec in device.caps:
         total = consumed[full][0]
         if allocated:  # recorded under the name the allocation wrote: the device's spelling counts

@@ -10,10 +10,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from webhook.allocator.constraints import Constraint, parse_constraint
 from webhook.allocator.model import DeviceClassInfo, Model, _d, _l, _s
 from webhook.allocator.reasons import Reason, fatal, text
 from webhook.allocator.variant import EXPERIMENTAL, STABLE
-from webhook.gates import FeatureGates, Gate
+from webhook.gates import Gate
 
 DEVICES_PER_CLAIM_MAX = 32
 EXACT, ALL = "ExactCount", "All"
@@ -101,20 +102,6 @@ class Request:
         self.subrequests = subrequests
 
 
-class Constraint:
-    __slots__ = ("kind", "attribute", "requests")
-
-    def __init__(self, kind: str, attribute: str, requests: frozenset[str]) -> None:
-        self.kind = kind
-        self.attribute = attribute
-        self.requests = requests
-
-    def applies(self, leaf: Leaf) -> bool:
-        if not self.requests:
-            return True
-        return leaf.parent in self.requests or leaf.name in self.requests
-
-
 class Claim:
     __slots__ = ("label", "namespace", "name", "requests", "constraints", "raw")
 
@@ -154,8 +141,11 @@ def class_selectors(cls: DeviceClassInfo) -> tuple[Selector, ...]:
     return got
 
 
-def _leaf(body: dict[str, Any], name: str, parent: str, label: str, model: Model,
-          gates: FeatureGates) -> Leaf:
+def parse_leaf(body: dict[str, Any], name: str, parent: str, label: str, model: Model) -> Leaf:
+    """Request ``name`` (``parent``: its request, itself for an ``exactly`` request) of claim
+    ``label`` from its ``exactly`` or subrequest ``body``; AllocError for §6.1 failures."""
+    gates = model.gates
+
     def error(detail: str) -> AllocError:
         return AllocError(fatal(detail, label, name))
 
@@ -243,14 +233,14 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
             if not gates.enabled(Gate.DRA_PRIORITIZED_LIST):
                 raise AllocError(fatal("has subrequests, but the DRAPrioritizedList feature is disabled",
                                        label, name))
-            subs = tuple(_leaf(_d(s), f"{name}/{_s(_d(s).get('name'))}", name, label, model, gates)
+            subs = tuple(parse_leaf(_d(s), f"{name}/{_s(_d(s).get('name'))}", name, label, model)
                          for s in r["firstAvailable"])
             if not subs:
                 raise AllocError(fatal("firstAvailable is empty", label, name))
             lower_bound += min(s.count if s.mode == EXACT else 0 for s in subs)
             reqs.append(Request(name, None, subs))
         elif isinstance(r.get("exactly"), dict):
-            leaf = _leaf(r["exactly"], name, name, label, model, gates)
+            leaf = parse_leaf(r["exactly"], name, name, label, model)
             lower_bound += leaf.count if leaf.mode == EXACT else 0
             reqs.append(Request(name, leaf, ()))
         else:
@@ -261,14 +251,10 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
     cons: list[Constraint] = []
     for i, c in enumerate(_l(devices.get("constraints"))):
         c = _d(c)
-        names = frozenset(_s(n) for n in _l(c.get("requests")))
-        if isinstance(c.get("matchAttribute"), str) and c["matchAttribute"]:
-            cons.append(Constraint("matchAttribute", c["matchAttribute"], names))
-        elif isinstance(c.get("distinctAttribute"), str) and c["distinctAttribute"] and model.variant != STABLE:
-            cons.append(Constraint("distinctAttribute", c["distinctAttribute"], names))
-        else:
-            raise AllocError(fatal(f"claim {label}, constraint #{i}: empty constraint (unsupported "
-                                   "constraint type?)"))
+        got = parse_constraint(c, frozenset(_s(n) for n in _l(c.get("requests"))), label, i, model.variant == STABLE)
+        if isinstance(got, Reason):
+            raise AllocError(got)
+        cons.append(got)
     return Claim(label, _s(meta.get("namespace")), _s(meta.get("name")), tuple(reqs), tuple(cons), raw)
 
 

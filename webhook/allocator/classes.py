@@ -1,14 +1,15 @@
 """Equivalence classes of identical nodes: a node pool's "does not fit" is found once per class.
 
 Pure. Two nodes are in one class when the search cannot tell them apart: their gathered pools,
-in search order, hold the same devices (names, drivers, capacity, counters, groups, taints,
-binding conditions, per-device node selection *as it resolves for that node*) in the same
-allocated state, they declare the same optional node operations, and their attributes are the
-same except for *identifying* attributes (``identifying``): attributes whose values never repeat
-on another node, such as GPU UUIDs. Those are compared by their pattern of equality within the
-node (first-occurrence numbering), which is all that constraints and pruning look at. Node,
-slice and pool names are not part of a class: no failure reason of a complete, valid pool
-names them (nodes with an incomplete or invalid pool get no class and are always searched).
+in search order, hold the same devices (the fields ``Device.SEARCHED`` names: names, capacity,
+counters, groups, taints, binding conditions, per-device node selection *as it resolves for that
+node*; and their drivers) in the same allocated state, they declare the same optional node
+operations, and their attributes are the same except for *identifying* attributes
+(``identifying``): attributes whose values never repeat on another node, such as GPU UUIDs.
+Those are compared by their pattern of equality within the node (first-occurrence numbering),
+which is all that constraints and pruning look at. Node, slice and pool names are not part of a
+class: no failure reason of a complete, valid pool names them (nodes with an incomplete or
+invalid pool get no class and are always searched).
 
 A request may use classes only when no CEL expression it evaluates (class and request
 selectors, derived attributes) can read an identifying attribute (``transferable``): otherwise
@@ -21,6 +22,7 @@ pays nothing for classes.
 
 from __future__ import annotations
 
+import operator
 import re
 import sys
 from typing import Any
@@ -106,17 +108,32 @@ def _attribute_values(sl: Slice) -> tuple[frozenset[str], tuple[tuple[str, froze
     return got  # type: ignore[no-any-return]
 
 
+SLICE_KEYED = ("driver", "per_device")
+"""The fields of a device's slice the search reads by value (its pool and name it reads too, but
+no reason of a complete, valid pool names them)."""
+_PER_NODE = ("attrs", "node_name", "all_nodes", "node_selector")
+"""``Device.SEARCHED`` fields the key takes per node (``_device_key``): the attribute values (an
+identifying one by its pattern within the node), and the node selection as it resolves there."""
+_BY_NAMES = "raw_capacity"
+"""The ``Device.SEARCHED`` field the key takes by its keys: the capacity map's names (requests look
+names up; the values are in ``caps``)."""
+_BY_VALUE = operator.attrgetter(*(f for f in Device.SEARCHED if f not in _PER_NODE and f != _BY_NAMES))
+"""The other ``Device.SEARCHED`` fields: the key holds their values (``_shape``)."""
+_NAMED = operator.attrgetter(_BY_NAMES)
+_SLICE = operator.attrgetter(*SLICE_KEYED)
+
+
 def _shape(dev: Device) -> tuple[tuple[Any, ...], tuple[tuple[Any, str], ...]]:
-    """What the search sees of a device apart from allocation, node and attribute values:
-    everything but the attributes, and per attribute its (key, qualified name); the values are
-    read from ``dev.attrs`` (same order) when a key is built. Devices are immutable and shared
-    between models: computed once, and one instance is shared by all devices alike (the same
-    device of every node of a pool)."""
+    """What the search sees of a device apart from allocation, node and attribute values: the
+    ``Device.SEARCHED`` fields the key takes by value or by names, the ``SLICE_KEYED`` fields of its
+    slice, and per attribute its (key, qualified name); the values are read from ``dev.attrs``
+    (same order) when a key is built. Devices are immutable and shared between models: computed
+    once, and one instance is shared by all devices alike (the same device of every node of a pool)."""
     got: Any = dev.shape
     if got is None:
-        base = (dev.name, dev.slice.driver, dev.caps, tuple(dev.raw_capacity), dev.consumes, dev.allow_multi,
-                dev.binding, dev.taints, dev.skip_node_ops, dev.slice.per_device)
-        got = (base, _names(tuple(dev.attrs), dev.slice.driver))
+        sl = dev.slice
+        base = (*_BY_VALUE(dev), tuple(_NAMED(dev)), *_SLICE(sl))
+        got = (base, _names(tuple(dev.attrs), sl.driver))
         if len(_SHARED) > 65536:
             _SHARED.clear()
         got = dev.shape = _SHARED.setdefault(got, got)

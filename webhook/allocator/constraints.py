@@ -1,26 +1,37 @@
-"""Claim constraints (allocator.md §6.8): matchAttribute and distinctAttribute, per claim.
+"""Claim constraints (docs/allocator.md §6.8): one class per kind, as upstream has one type each.
 
-Pure. Attribute lookup: the exact fully-qualified key, else the bare id when the domain is the
-device's driver. Values compare by (type, value); with DRAListTypeAttributes list values use
-set semantics (match: running intersection stays non-empty; distinct: pairwise disjoint).
-distinctAttribute compares against every device already in scope (S2 semantics).
+Pure. A kind says which spec field holds it, whether the stable allocator knows it, how it admits
+one more device's value next to the values of the devices already in its scope, and whether its
+first value *binds* the later ones (then pruning may count the candidates that share it).
+``parse_constraint`` yields one of the kinds or a fatal ``Reason``: an unknown kind never reaches
+the search. The running state of one claim's constraints during a search is ``ConstraintState``
+(``constraintstate.py``).
+
+Values. The attribute lookup takes the exact fully-qualified key, else the bare id when the
+domain is the device's driver. A value is (type, set of values): a scalar is a one-element set.
+With DRAListTypeAttributes list values use set semantics (match: the running intersection
+stays non-empty; distinct: pairwise disjoint); without it a list is of no type the comparison
+knows (``LIST``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
-from webhook.allocator.claims import Claim, Constraint, Leaf
-from webhook.allocator.derived import EMPTY, LIST, Value, derived_value
 from webhook.allocator.model import Device
-from webhook.allocator.reasons import Code, Reason
-from webhook.gates import FeatureGates, Gate
+from webhook.allocator.reasons import Reason, fatal
+
+Value = tuple[str, frozenset[Any]]
+"""An attribute value as constraints compare it: (type, set of values); a scalar is a one-element
+set. Two more: ``LIST``, a list value while DRAListTypeAttributes is off, and ``EMPTY``, an empty
+list (a derived attribute can be one)."""
+LIST: Value = ("list", frozenset())
+EMPTY: Value = ("empty", frozenset())
+UNTYPED = frozenset({LIST[0], EMPTY[0]})
+"""The types of ``LIST`` and ``EMPTY``: no comparison knows them."""
 
 _SCALARS = ("int", "bool", "string", "version")
 _LISTS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
-
-
 
 
 def _norm(kind: str, v: Any) -> Any:
@@ -58,66 +69,103 @@ def attribute_value(dev: Device, name: str, lists: bool) -> Value | None:
     return None
 
 
-class ConstraintState:
-    """Values seen so far for each constraint of one claim; every change is undoable."""
+class Requested(Protocol):
+    """What a constraint reads of a request slot: its name and its parent request's name (the
+    same for an ``exactly`` request; ``request`` for subrequest ``request/sub``)."""
 
-    def __init__(self, claim: Claim, gates: FeatureGates) -> None:
-        self.constraints: tuple[Constraint, ...] = claim.constraints
-        self.lists = gates.enabled(Gate.DRA_LIST_TYPE_ATTRIBUTES)
-        self.derived_cache: dict[tuple[str, int], Value] = {}
-        self.seen: list[list[Value]] = [[] for _ in claim.constraints]
+    @property
+    def name(self) -> str: ...
 
-    def add(self, leaf: Leaf, dev: Device, undo: list[Callable[[], None]]) -> Reason | None:
-        """Admit ``dev`` for ``leaf`` under every constraint in scope, or say which one fails."""
-        pushed: list[list[Value]] = []
-        for c, seen in zip(self.constraints, self.seen, strict=True):
-            if not c.applies(leaf):
-                continue
-            val = self._value(leaf, dev, c.attribute)
-            why: Code | None = None
-            if val is None:
-                why = Code.CONSTRAINT_MISSING
-            elif val[0] in ("list", "empty"):
-                # No type the comparison knows: the first device in scope may have it (nothing
-                # to compare with), no later one; with list semantics an empty list never matches.
-                if seen or (self.lists and val is EMPTY):
-                    why = Code.CONSTRAINT_UNSATISFIED
-            elif c.kind == "matchAttribute":
-                for other in seen:
-                    if other[0] != val[0] or not (other[1] & val[1]):
-                        why = Code.CONSTRAINT_UNSATISFIED
-                        break
-                if why is None and seen and self.lists:
-                    running = seen[0][1]
-                    for other in seen[1:]:
-                        running = running & other[1]
-                    if not running & val[1]:
-                        why = Code.CONSTRAINT_UNSATISFIED
-                if why is None and seen and not self.lists and seen[0] != val:
-                    why = Code.CONSTRAINT_UNSATISFIED
-            else:
-                for other in seen:
-                    if other[0] == val[0] and other[1] & val[1]:
-                        why = Code.CONSTRAINT_UNSATISFIED
-                        break
-            if why is not None:
-                for s in pushed:
-                    s.pop()
-                return Reason(why, constraint=c.kind, attribute=c.attribute, device=dev.name)
-            assert val is not None  # a missing value always sets ``why``
-            seen.append(val)
-            pushed.append(seen)
-        if pushed:
-            def _pop() -> None:
-                for s in pushed:
-                    s.pop()
-            undo.append(_pop)
-        return None
+    @property
+    def parent(self) -> str: ...
 
-    def _value(self, leaf: Leaf, dev: Device, attribute: str) -> Value | None:
-        """The device's value for ``attribute``: the request's derived attribute if it defines one
-        (computed now; an error is fatal, raised as AllocError), else the device's own."""
-        expr = leaf.derived.get(attribute) if leaf.derived else None
-        if expr is None:
-            return attribute_value(dev, attribute, self.lists)
-        return derived_value(expr, attribute, dev, self.lists, self.derived_cache)
+
+class AttributeConstraint:
+    """What every kind shares: the attribute it compares and the requests it covers."""
+
+    __slots__ = ("attribute", "requests")
+
+    field: ClassVar[str]
+    """The ``spec.devices.constraints[]`` field that holds this kind (also its name in reasons)."""
+    stable: ClassVar[bool]
+    """Whether the stable allocator knows the kind (else it is an "empty constraint" there)."""
+    binds: ClassVar[bool]
+    """Whether the first value in scope fixes the value of every later device (pruning then
+    bounds the devices still obtainable by those that share it)."""
+
+    def __init__(self, attribute: str, requests: frozenset[str]) -> None:
+        self.attribute = attribute
+        self.requests = requests
+        """Request names in scope (a request, or ``request/subrequest``); empty: every request."""
+
+    def applies(self, slot: Requested) -> bool:
+        """Whether a device picked for ``slot`` is in the constraint's scope."""
+        if not self.requests:
+            return True
+        return slot.parent in self.requests or slot.name in self.requests
+
+    def admits(self, val: Value, seen: list[Value], lists: bool) -> bool:
+        """Whether a device with value ``val`` may join the devices in scope, whose values are
+        ``seen`` (in pick order); ``lists``: DRAListTypeAttributes semantics."""
+        if val[0] in UNTYPED:
+            # No type the comparison knows: the first device in scope may have it (nothing to
+            # compare with), no later one; with list semantics an empty list never matches.
+            return not seen and not (lists and val is EMPTY)
+        return self._admits_typed(val, seen, lists)
+
+    def _admits_typed(self, val: Value, seen: list[Value], lists: bool) -> bool:
+        raise NotImplementedError
+
+
+class MatchAttribute(AttributeConstraint):
+    """Every device in scope has the same value (with list semantics: the values of all of them
+    share an element)."""
+
+    __slots__ = ()
+    field = "matchAttribute"
+    stable = True
+    binds = True
+
+    def _admits_typed(self, val: Value, seen: list[Value], lists: bool) -> bool:
+        for other in seen:
+            if other[0] != val[0] or not (other[1] & val[1]):
+                return False
+        if not seen:
+            return True
+        if lists:
+            running = seen[0][1]
+            for other in seen[1:]:
+                running = running & other[1]
+            return bool(running & val[1])
+        return seen[0] == val
+
+
+class DistinctAttribute(AttributeConstraint):
+    """No two devices in scope share a value (with list semantics: their values are pairwise
+    disjoint). Compared with every device already in scope."""
+
+    __slots__ = ()
+    field = "distinctAttribute"
+    stable = False
+    binds = False
+
+    def _admits_typed(self, val: Value, seen: list[Value], lists: bool) -> bool:
+        return not any(other[0] == val[0] and other[1] & val[1] for other in seen)
+
+
+Constraint = MatchAttribute | DistinctAttribute
+"""A parsed claim constraint: one of the kinds."""
+KINDS: tuple[type[MatchAttribute] | type[DistinctAttribute], ...] = (MatchAttribute, DistinctAttribute)
+"""Every kind, in the order upstream tests the fields of a constraint."""
+
+
+def parse_constraint(raw: dict[str, Any], requests: frozenset[str], claim: str, index: int,
+                     stable: bool) -> Constraint | Reason:
+    """Constraint ``index`` of ``claim`` (``raw``, one entry of ``spec.devices.constraints``)
+    covering ``requests``: the first kind whose field it sets, or the fatal reason when it sets
+    none the allocator knows (``stable``: only the stable allocator's kinds count)."""
+    for kind in KINDS:
+        attribute = raw.get(kind.field)
+        if isinstance(attribute, str) and attribute and (kind.stable or not stable):
+            return kind(attribute, requests)
+    return fatal(f"claim {claim}, constraint #{index}: empty constraint (unsupported constraint type?)")

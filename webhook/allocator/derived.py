@@ -11,15 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from webhook.allocator.claims import AllocError, BudgetExceeded
+from webhook.allocator.constraints import EMPTY, LIST, Value
 from webhook.allocator.model import Device
 from webhook.allocator.reasons import fatal
-
-Value = tuple[str, frozenset[Any]]
-"""An attribute value as constraints compare it: (type, set of values); a scalar is a one-element
-set. Two more: ``LIST``, a list value while DRAListTypeAttributes is off, and ``EMPTY``, an empty
-list (a derived attribute can be one)."""
-LIST: Value = ("list", frozenset())
-EMPTY: Value = ("empty", frozenset())
 
 
 def derived_value(expr: str, name: str, dev: Device, lists: bool, cache: dict[tuple[str, int], Value]) -> Value:

@@ -186,6 +186,16 @@ class Device:
                  "binding", "taints", "node_name", "all_nodes", "node_selector", "skip_node_ops",
                  "has_groups", "_view", "raw_capacity", "dkey", "shape")
 
+    SEARCHED = ("name", "attrs", "caps", "raw_capacity", "consumes", "allow_multi", "binding", "taints",
+                "skip_node_ops", "node_name", "all_nodes", "node_selector")
+    """The device content the search reads: two nodes are one class only when their devices agree on
+    each of these (the node-class key derives from this tuple, ``classes.py``). A field the search
+    reads goes here or in ``UNKEYED``; ``tests/allocator/test_node_classes.py`` fails otherwise."""
+    UNKEYED = ("uid", "dkey", "slice", "capnames", "has_groups", "_view", "shape")
+    """What else the search reads of a device, none of it content two nodes must share: identity
+    (``uid``, ``dkey``: cache keys, and the allocated state the key holds per device), the slice (its
+    keyed fields are ``classes.SLICE_KEYED``), and what is derived from ``SEARCHED`` fields or cached."""
+
     def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
         self.uid = uid
         self.name = _s(raw.get("name"))

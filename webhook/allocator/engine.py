@@ -1,4 +1,4 @@
-"""Cluster-level allocation (allocator.md §9-§10): per node, joint or claim-by-claim, with reasons.
+"""Cluster-level allocation (docs/allocator.md §9-§10): per node, joint or claim-by-claim, with reasons.
 
 Pure. ``allocate`` answers "could these claims be allocated now, on which node, with which
 devices — and if not, why?" Nodes are tried in name order; the first node that succeeds wins.
@@ -11,15 +11,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from webhook.allocator.candidate import DeviceResult
 from webhook.allocator.capacity import CapacityError, consumed_capacity
-from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, _leaf, claim_label, parse_claim
+from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, claim_label, parse_claim, parse_leaf
 from webhook.allocator.classes import Failures, node_names, run_end
 from webhook.allocator.fit import selector_matches
+from webhook.allocator.frame import Carry, DeviceResult, Limits
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, _d, _l, _s
+from webhook.allocator.nodedata import node_data
 from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.pools import Pool, pools_for
-from webhook.allocator.prune import node_data
 from webhook.allocator.reasons import Code, Reason, fatal, full, note, rank, text
 from webhook.allocator.search import Search
 from webhook.gates import Gate
@@ -277,18 +277,17 @@ def _on_node(model: Model, node: NodeInfo, claims: list[Claim], mode: str, budge
     """(success, results per claim, reasons, steps, claims taken in order) for one node.
     Raises AllocError/BudgetExceeded."""
     if mode != PER_CLAIM or len(claims) <= 1:
-        s = Search(model, node, claims, held, max_steps=budget, deadline=deadline, clock=clock)
+        s = Search(model, node, claims, held, Limits(budget, deadline, clock))
         ok = s.run()
         return ok, s.results, ([] if ok else _why(s)), s.steps, ok and not s.revisited
     allocated = held.copy()
     results: list[list[DeviceResult]] = []
     steps = 0
-    data = node_data(model, node, pools_for(model, node))  # the claims' searches share what does not depend on use
-    use = None  # each carries the counters and groups of the one before,
-    known: set[Any] = set()  # and prunes from the start where an earlier one found it worth it
+    # The claims' searches share what does not depend on use; each carries the counters and
+    # groups of the one before, and prunes from the start where an earlier one found it worth it.
+    carry = Carry(node_data(model, node, pools_for(model, node)))
     for claim in claims:
-        s = Search(model, node, [claim], allocated, max_steps=budget - steps, deadline=deadline,
-                   clock=clock, data=data, use=use, known=known)
+        s = Search(model, node, [claim], allocated, Limits(budget - steps, deadline, clock), carry)
         ok = s.run()
         steps += s.steps
         if not ok:
@@ -296,7 +295,7 @@ def _on_node(model: Model, node: NodeInfo, claims: list[Claim], mode: str, budge
         got = s.results[0]
         results.append(got)
         fold_results(allocated, got, model.gates)
-        use = s.use.carried([r.device for r in got], [r.admin for r in got])
+        carry.use = s.use.carried([r.device for r in got], [r.admin for r in got])
     return True, results, [], steps, True
 
 
@@ -352,7 +351,7 @@ def eligible_devices(request: dict[str, Any], model: Model,
     ``time.monotonic()`` value) passes first: selectors are CEL and can be slow.
     """
     try:
-        leaf: Leaf = _leaf(request, "request", "request", "eligibility", model, model.gates)
+        leaf: Leaf = parse_leaf(request, "request", "request", "eligibility", model)
     except AllocError as e:
         return e.reason
     binding_on = model.gates.enabled(Gate.DRA_DEVICE_BINDING_CONDITIONS) and model.gates.enabled(

@@ -1,6 +1,6 @@
 """Static device fit for one request: CEL selectors (cached per device) and taints.
 
-Pure. A CEL runtime error is fatal for the attempt (allocator.md §6.3): it becomes an
+Pure. A CEL runtime error is fatal for the attempt (docs/allocator.md §6.3): it becomes an
 ``AllocError`` naming the selector.
 """
 

@@ -209,7 +209,7 @@ class Model:
         self.pools_cache: dict[str, Any] = {}
         """Gathered pools per node name (``pools.pools_for``)."""
         self.node_data: dict[str, Any] = {}
-        """Per node name: what searches there share across requests (``prune.node_data``)."""
+        """Per node name: what searches there share across requests (``nodedata.node_data``)."""
         self.class_data: dict[str, Any] = {}
         """Node equivalence classes (``classes.py``), built on first use."""
         self.sel_cache: dict[Any, dict[int, Any]] = _SEL

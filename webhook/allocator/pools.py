@@ -1,4 +1,4 @@
-"""Pool gathering for one node (allocator.md §2): relevance, generations, completeness, validity.
+"""Pool gathering for one node (docs/allocator.md §2): relevance, generations, completeness, validity.
 
 Pure. Input is the gate-filtered model (§2.1 steps 2-3 are applied once in ``Model``); output is
 the sorted list of pools the search walks for that node.

@@ -1,4 +1,4 @@
-"""Shared counters (allocator.md §4) and compatibility groups (§5) of the pools one search touches.
+"""Shared counters (docs/allocator.md §4) and compatibility groups (§5) of the pools one search touches.
 
 Pure. ``PoolUse`` starts from what allocated devices already consume and tracks what the current
 attempt adds; every change pushes its undo on the caller's list (search invariant 1). A failed

@@ -16,7 +16,7 @@ from typing import NamedTuple
 class Code(StrEnum):
     """What went wrong. The value is a stable kebab-case id (for tests and logs)."""
 
-    # Fatal: the scheduler aborts the attempt (allocator.md §10).
+    # Fatal: the scheduler aborts the attempt (docs/allocator.md §10).
     FATAL = "fatal"
     CUT_SHORT = "cut-short"
     NOTE = "note"

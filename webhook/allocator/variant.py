@@ -1,4 +1,4 @@
-"""Which upstream allocator variant a gate set selects (allocator.md §1).
+"""Which upstream allocator variant a gate set selects (docs/allocator.md §1).
 
 The scheduler turns gates into allocator features (``dynamicresources.AllocatorFeatures``) and
 runs the most stable of three implementations that supports all of them: ``stable`` (admin

@@ -10,28 +10,14 @@ Exit code: 1 when either side is denied / infeasible, else 0.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 from webhook.cli import render
 from webhook.cli.common import EXIT_DENIED, EXIT_OK
+from webhook.cli.results import Comparison, Reviewed, Simulation
 from webhook.config import Settings
 from webhook.gates import FeatureGates
-
-if TYPE_CHECKING:
-    from webhook.cli.results import Reviewed
-    from webhook.cli.simulate import Simulation
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Both sides (as their JSON documents) and the differences, worded."""
-
-    gates: list[str]
-    on: Any
-    off: Any
-    differences: list[str]
-    exit_code: int
 
 
 def _with(settings: Settings, names: list[str], value: bool) -> Settings:

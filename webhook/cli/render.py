@@ -9,17 +9,12 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 import yaml
 
 from webhook.allocator.reasons import text as reason_text
-from webhook.cli.results import Result, Reviewed, Skipped
-
-if TYPE_CHECKING:
-    from webhook.cli.compare import Comparison
-    from webhook.cli.simulate import Simulation
-    from webhook.cli.testsuite import SuiteResult
+from webhook.cli.results import Comparison, Result, Reviewed, Simulation, Skipped, SuiteResult
 
 COLUMN = 50
 """Width of the ON column in ``--compare-gates`` tables; longer cells end in ``…``."""

@@ -1,11 +1,16 @@
-"""What ``review`` (and ``test``) find out per input document; ``render`` words it."""
+"""What the commands find out, as data: ``review`` (and ``test``) per input document, ``test`` per
+suite, ``simulate``, and ``--compare-gates``. The commands build these and ``render`` words them;
+neither imports the other's module for them.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from webhook.admission.pipeline import Answer, Outcome
+from webhook.allocator.engine import Outcome as Allocation
 
 
 @dataclass(frozen=True)
@@ -45,3 +50,78 @@ class Skipped:
 
 
 Result = Reviewed | Skipped
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """The allocator's answer for the input objects."""
+
+    outcome: Allocation
+    mode: str
+    claims: int
+    seconds: float = 0.0
+    """The allocation alone (model build and search; the state was loaded before)."""
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.outcome.feasible else 1
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What one resource of a test suite must get (``expect[]`` of the suite file)."""
+
+    resource: str
+    result: str = "allowed"
+    causes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    stripped: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A test suite as its file states it (paths resolved against the file)."""
+
+    file: Path
+    name: str
+    gates: dict[str, bool]
+    cluster_state: Path | None
+    resources: tuple[Path, ...]
+    expect: tuple[Expectation, ...]
+
+
+@dataclass
+class CaseResult:
+    """One resource (or expectation) of a suite: what failed, if anything."""
+
+    resource: str
+    origin: str
+    failures: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+@dataclass
+class SuiteResult:
+    """One suite's run: a case per resource or expectation."""
+
+    suite: Suite
+    cases: list[CaseResult]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.cases)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Both sides (as their JSON documents) and the differences, worded."""
+
+    gates: list[str]
+    on: Any
+    off: Any
+    differences: list[str]
+    exit_code: int

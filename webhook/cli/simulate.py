@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from webhook import BadInput
@@ -25,6 +24,7 @@ from webhook.cli.common import (
     load_cluster_state,
     parse_gate_names,
 )
+from webhook.cli.results import Simulation
 from webhook.gates import FeatureGates
 from webhook.patch import PatchError, apply_patch
 from webhook.rules.context import RuleContext
@@ -54,21 +54,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="run with these gates on and off and show the differences")
     m.add_argument("-o", "--output", choices=["text", "json"], default="text")
     m.set_defaults(run=run)
-
-
-@dataclass(frozen=True)
-class Simulation:
-    """The allocator's answer for the input objects."""
-
-    outcome: Outcome
-    mode: str
-    claims: int
-    seconds: float = 0.0
-    """The allocation alone (model build and search; the state was loaded before)."""
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.outcome.feasible else 1
 
 
 def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot,

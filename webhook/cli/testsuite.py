@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from webhook import BadInput, ConfigError
 from webhook.cli import render
 from webhook.cli.common import EXIT_DENIED, EXIT_OK, Source, gather, load_cluster_state
 from webhook.cli.progress import Progress
-from webhook.cli.results import Reviewed, Skipped
+from webhook.cli.results import CaseResult, Expectation, Reviewed, Skipped, Suite, SuiteResult
 from webhook.cli.review import review_sources
 from webhook.config import Settings
 from webhook.gates import FeatureGates
@@ -54,49 +54,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     t.add_argument("paths", nargs="+", metavar="PATH", help="a suite file, or a directory to search")
     t.add_argument("-o", "--output", choices=["text", "json", "junit"], default="text")
     t.set_defaults(run=run)
-
-
-@dataclass(frozen=True)
-class Expectation:
-    resource: str
-    result: str = "allowed"
-    causes: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    stripped: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Suite:
-    file: Path
-    name: str
-    gates: dict[str, bool]
-    cluster_state: Path | None
-    resources: tuple[Path, ...]
-    expect: tuple[Expectation, ...]
-
-
-@dataclass
-class CaseResult:
-    """One resource (or expectation) of a suite: what failed, if anything."""
-
-    resource: str
-    origin: str
-    failures: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def passed(self) -> bool:
-        return not self.failures
-
-
-@dataclass
-class SuiteResult:
-    suite: Suite
-    cases: list[CaseResult]
-
-    @property
-    def passed(self) -> bool:
-        return all(c.passed for c in self.cases)
 
 
 def find_suites(paths: list[str]) -> list[Path]:

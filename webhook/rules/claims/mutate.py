@@ -1,4 +1,4 @@
-"""What the apiserver does to a claim spec before validation: defaults and gate strips (§3).
+"""What the apiserver does to a claim spec before validation: defaults and gate strips (docs/rules.md).
 
 ``default_claim_spec`` mirrors v1 defaulting (allocationMode, count, toleration operator).
 ``plan_spec_strips`` mirrors ``pkg/api/resourceclaimspec`` dropDisabledFields as JSON Patch ops:

@@ -275,7 +275,7 @@ def validate_conditions(conditions: list[Any], path: FieldPath) -> list[FieldErr
 
 
 def plan_status_strips(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) -> Mutation:
-    """§3 ``/status`` drops for disabled gates (in use = the old claim already uses the field)."""
+    """``/status`` drops for disabled gates (in use = the old claim already uses the field)."""
     out = Mutation()
     status = obj.get("status")
     if not isinstance(status, dict):

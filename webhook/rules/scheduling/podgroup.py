@@ -1,8 +1,8 @@
 """PodGroup (``scheduling.k8s.io/v1beta1``): strategy (gate strips, status wipe), PG-* rules.
 
 Owns the PodGroup defaults, the mapping of the seed's v1alpha2 ``spec.podGroupTemplateRef``
-spelling onto the served ``spec.workloadRef``, and the spec/status validation of
-reference/validation.md §3-§4. Shared field rules live in ``scheduling_common``. Pure.
+spelling onto the served ``spec.workloadRef``, and the spec/status validation of docs/rules.md
+("PodGroup"). Shared field rules live in ``scheduling_common``. Pure.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ResourceSlice drop-disabled-fields (reference §3) as JSON Patch ``remove`` operations.
+"""ResourceSlice drop-disabled-fields (docs/rules.md, "Mutation") as JSON Patch ``remove`` operations.
 
 For each gate that is off, the guarded fields are removed from the incoming object unless
 the *old* object (UPDATE only) already uses the feature. "Uses" is Go's test: a non-empty

@@ -1,6 +1,6 @@
 """ResourceSlice (``resource.k8s.io/v1``): validation and gate strips at parity with the 1.37 apiserver.
 
-Owns reference/validation.md §1 (RS-*, RP-*) and the ResourceSlice part of §3. This module
+Owns the ResourceSlice rules of docs/rules.md (RS-*, RP-*) and its gate strips. This module
 holds the entry points and the slice-level rules (metadata, driver, pool, node selection,
 device count, shared counters, partitionTypeAttribute, skipNodeOperations, UPDATE
 immutability). Per-device rules live in ``devices`` and ``attributes``, capacity and
