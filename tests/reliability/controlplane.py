@@ -312,3 +312,76 @@ class Observer:
 
     def window(self, start: float, end: float) -> tuple[list[Scrape], list[Probe]]:
         return ([s for s in self.scrapes if start <= s.t <= end], [p for p in self.probes if start <= p.sent <= end])
+
+
+# -- creates through the apiserver ------------------------------------------------------------
+
+
+@dataclass
+class Create:
+    start: float
+    seconds: float
+    status: int
+    warned: bool
+    error: str = ""
+
+
+class CreateLoad:
+    """ResourceClaims created through the apiserver at a steady rate by a few threads (admin,
+    keep-alive). A claim on a class nobody publishes gets our ``feasibility:`` warning, so
+    ``warned`` proves the validating webhook's answer reached the apiserver; the right answer
+    is ``201`` with the warning."""
+
+    def __init__(self, api: ApiServer, rate: float, namespace: str = "default", prefix: str = "load",
+                 threads: int = 8) -> None:
+        self.api, self.rate, self.namespace, self.prefix = api, rate, namespace, prefix
+        self.results: list[Create] = []
+        self._stop = threading.Event()
+        self._n = 0
+        self._lock = threading.Lock()
+        self._next = 0.0
+        self._threads = [threading.Thread(target=self._run, daemon=True) for _ in range(threads)]
+
+    def start(self) -> CreateLoad:
+        self._next = time.monotonic()
+        for t in self._threads:
+            t.start()
+        return self
+
+    def stop(self) -> list[Create]:
+        self._stop.set()
+        for t in self._threads:
+            t.join(60)
+        return self.results
+
+    def _slot(self) -> tuple[int, float]:
+        with self._lock:
+            self._n += 1
+            at = self._next
+            self._next += 1.0 / self.rate
+            return self._n, at
+
+    def _run(self) -> None:
+        s = admin_session(self.api)
+        url = f"{self.api.url}/apis/resource.k8s.io/v1/namespaces/{self.namespace}/resourceclaims"
+        while not self._stop.is_set():
+            n, at = self._slot()
+            delay = at - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                    "metadata": {"name": f"{self.prefix}-{n}", "namespace": self.namespace},
+                    "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "nobody"}}]}}}
+            start = time.monotonic()
+            try:
+                r = s.post(url, json=body, timeout=30)
+                warned = "feasibility:" in r.headers.get("Warning", "")
+                self.results.append(Create(start, time.monotonic() - start, r.status_code, warned,
+                                           "" if r.status_code == 201 else r.text[:300]))
+            except requests.RequestException as e:
+                self.results.append(Create(start, time.monotonic() - start, 0, False, repr(e)[:300]))
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
