@@ -39,6 +39,7 @@ from tests.reliability.controlplane import (
     admin_session,
     wait_converged,
     wait_until,
+    webhook_views,
 )
 from tests.rig.faults import (
     compact_etcd,
@@ -273,6 +274,28 @@ def test_rbac_removed_and_restored(rig: Rig):
             lambda: rig.sb.must("apply", "-f", "-", input=json.dumps(binding)), expect_stale=True,
             streams_live_on=True)
     assert "check RBAC" in log.read_text(errors="replace")
+
+
+def test_an_api_group_no_longer_served_is_synced_empty_and_never_stale(rig: Rig):
+    """The apiserver restarted without scheduling.k8s.io/v1beta1: Workloads and PodGroups answer
+    404, and the webhook keeps them as served-empty (no backoff loop, no staleness)."""
+    rig.api.extra_args = (*APISERVER_ARGS, "--runtime-config=scheduling.k8s.io/v1beta1=false")
+    rig.api.restart()
+    assert rig.admin.get(rig.api.url + "/apis/scheduling.k8s.io/v1beta1/workloads", timeout=10).status_code == 404
+
+    def unserved() -> bool:
+        views = webhook_views(rig.webhook)
+        return len(views) == 2 and all(
+            (v["Workload"]["served"], v["PodGroup"]["served"], v["Workload"]["objects"]) == (False, False, 0)
+            for v in views.values())
+
+    wait_until(unserved, 60, "Workloads and PodGroups not served, in both workers")
+    took = rig.converge("api-group-removed")  # the kinds still served
+    t = time.monotonic()
+    wait_until(lambda: (s := rig.observer.scrapes[-1]).t > t and not any(s.stale.values()), 60, "no kind stale")
+    print(f"\napi-group-removed: state equal to a LIST {took:.1f} s after the restart")
+    scrapes, _ = rig.observer.window(t, time.monotonic())
+    assert all(s.readyz == 200 and s.ready == 1 for s in scrapes)
 
 
 def test_quiet_kinds_were_never_stale_while_healthy_and_every_log_line_is_json(rig: Rig):

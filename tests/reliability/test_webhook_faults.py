@@ -171,16 +171,19 @@ def test_rolling_restart_of_two_replicas_under_load_loses_no_create(rig: Rig):
     rig.sb.unregister()
     wait_until(lambda: "feasibility:" not in rig.sb.kubectl(
         "create", "--dry-run=server", "-f", "-", input=json.dumps(_probe_claim())).stderr, 30, "no webhook")
-    baseline = _steady(rig, 10, "base")
+    baseline = _steady(rig, 8, "base")
     rig.register()
-    steady = _steady(rig, 10, "steady")
+    steady = _steady(rig, 8, "steady")
     assert _wrong(steady) == []
 
     load = CreateLoad(rig.sb.api, RATE, prefix="roll").start()
     started = time.monotonic()
     try:
         for name, replica in (("a", rig.a), ("b", rig.b)):
-            replica.stop()                            # SIGTERM: unready at once, drains, exits 0
+            assert replica.proc is not None
+            code = replica.proc.stop(timeout=60)      # SIGTERM: unready at once, drains, exits
+            replica.proc = None
+            assert code == 0, f"replica {name} did not drain cleanly ({code})"
             rig.lb.wait({name: "DOWN"})
             replica.start()                           # until its /readyz is 200 (state synced)
             rig.lb.wait({name: "UP"})

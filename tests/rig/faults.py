@@ -157,6 +157,7 @@ backend replicas
 {servers}
 """)
         self.proc = Proc("haproxy", [exe, "-db", "-f", str(self.dir / "haproxy.cfg")], self.dir / "haproxy.log")
+        self.proc.wait_until(lambda: bool(self.states()), 30, "its stats socket")
 
     @property
     def url(self) -> str:
@@ -174,7 +175,7 @@ backend replicas
 
     def wait(self, want: dict[str, str], timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
-        while (got := self.states()) and any(got.get(k) != v for k, v in want.items()):
+        while any((got := self.states()).get(k) != v for k, v in want.items()):
             if time.monotonic() > deadline:
                 raise RigError(f"haproxy backends {got}, waited for {want}")
             time.sleep(0.1)
