@@ -165,11 +165,13 @@ def test_dropped_connection_rewatches_from_the_last_version_without_relisting(fa
 
 def test_apiserver_down_keeps_old_state_reports_stale_and_recovers(fake, make_live):
     fake.add("ResourceSlice", slice_obj("s1"))
-    live = make_live(kinds=RESOURCE_KINDS)
+    # A bound every kind's reconnect fits in at once (their backoffs are jittered apart).
+    live = make_live(kinds=RESOURCE_KINDS, stale_after_seconds=2.0)
     assert live.wait_ready(5)
     fake.stop()
     # Each kind's reflector notices the outage on its own schedule: wait until all of them have.
-    wait_for(lambda: set(live.health()["stale_kinds"]) == set(RESOURCE_KINDS), what="every kind stale")
+    wait_for(lambda: set(live.health()["stale_kinds"]) == set(RESOURCE_KINDS), timeout=15,
+             what="every kind stale")
     snap = live.snapshot()  # answers from memory while the apiserver is down
     assert live.snapshot() is snap  # no rebuild, no request: the same published snapshot
     assert names(live, "ResourceSlice") == ["s1"] and snap.of("ResourceSlice")
@@ -199,7 +201,7 @@ def test_slow_list_times_out_and_snapshot_still_answers_at_once(fake, make_live)
 
 def test_kind_not_served_counts_as_synced_empty_and_never_stale(fake, make_live):
     fake.not_found |= {"Workload", "PodGroup"}
-    live = make_live(kinds=("Workload", "PodGroup"))
+    live = make_live(kinds=("Workload", "PodGroup"), stale_after_seconds=0.3)
     assert live.wait_ready(5)
     time.sleep(0.4)  # past stale_after_seconds
     d = live.describe()
