@@ -222,6 +222,7 @@ class Churn:
             except (requests.RequestException, OSError):
                 self.failed += 1
             time.sleep(max(0.0, 1.0 / self.rate - (time.monotonic() - started)))
+        s.close()
         self._idle.set()
 
 
@@ -380,6 +381,7 @@ class CreateLoad:
                                            "" if r.status_code == 201 else r.text[:300]))
             except requests.RequestException as e:
                 self.results.append(Create(start, time.monotonic() - start, 0, False, repr(e)[:300]))
+        s.close()
 
 
 def percentile(values: list[float], q: float) -> float:
