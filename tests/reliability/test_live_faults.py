@@ -209,7 +209,7 @@ def _outage(rig: Rig, name: str, inject: Any, heal: Any, *, expect_stale: bool, 
     fresh = time.monotonic() - t2
     print(f"\n{name}: fault {t1 - t0:.1f} s, healing {t2 - t1:.1f} s, state equal to a LIST {took:.1f} s "
           f"and no kind stale {fresh:.1f} s after")
-    rig.quiet_period(WATCH_TIMEOUT * 2 + 1)
+    rig.quiet_period(WATCH_TIMEOUT + 1)  # a whole watch timeout cycle of every kind
 
     scrapes, probes = rig.observer.window(t0, time.monotonic())
     assert scrapes and probes, rig.observer.errors[-5:]
@@ -247,16 +247,20 @@ def test_etcd_compaction_makes_the_uncached_kind_relist(rig: Rig):
     before = relists()
 
     def inject() -> None:
+        # No claim may be written until the claims' watch has restarted: a new event would move
+        # their resourceVersion past the compaction, and the restart would not need a relist.
         rig.churn.pause()
-        # Writes of another kind move etcd's revision past the claims' last event; a watch from
-        # revision R resumes at R+1, which must be compacted away too: two writes.
-        for i in range(2):
-            rig.sb.must("label", "node", "worker-1", f"compaction={i}", "--overwrite")
-        compact_etcd(rig.sb.cluster.etcd)
-        rig.churn.resume()
+        try:
+            # Writes of another kind move etcd's revision past the claims' last event; a watch
+            # from revision R resumes at R+1, which must be compacted away too: two writes.
+            for i in range(2):
+                rig.sb.must("label", "node", "worker-1", f"compaction={i}", "--overwrite")
+            compact_etcd(rig.sb.cluster.etcd)
+            wait_until(lambda: relists() > before, 30, "a relist of ResourceClaims after 410 Gone")
+        finally:
+            rig.churn.resume()
 
     _outage(rig, "etcd-compaction", inject, lambda: None, expect_stale=False)
-    wait_until(lambda: relists() > before, 30, "a relist of ResourceClaims after 410 Gone")
 
 
 def test_etcd_restart(rig: Rig):
