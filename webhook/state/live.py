@@ -372,4 +372,6 @@ class LiveState:
                 "lists": st.lists, "watches": st.watches, "relists": st.relists,
             }
         return {"source": snap.source, "ready": health["ready"], "stale": health["stale"],
+                "stale_after_seconds": self.stale_after_seconds,
+                "watch_timeout_seconds": self._opts.watch_timeout_seconds,
                 "version": snap.version, "objects": snap.count(), "kinds": kinds}
