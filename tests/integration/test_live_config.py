@@ -75,17 +75,10 @@ def test_config_changes_reach_every_worker_and_bad_ones_are_refused(tmp_path, ce
 def test_a_reloaded_staleness_bound_and_watch_timeout_reach_every_worker_live_state(tmp_path, certs_dir):
     """The live state follows the config file too: the new bound at once, the new watch timeout
     from each kind's next WATCH (seen by the apiserver, here a fake one)."""
-    import json
-
     from tests.state.fakeapi import FakeApiServer
 
     fake = FakeApiServer().start()
-    kubeconfig = tmp_path / "fake.kubeconfig"
-    kubeconfig.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "fake",
-        "clusters": [{"name": "fake", "cluster": {"server": fake.host}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u"}}]}))
+    kubeconfig = fake.kubeconfig(tmp_path / "fake.kubeconfig")
     cfg = tmp_path / "config.yaml"
     cfg.write_text("stateWatchTimeoutSeconds: 20\nstateStaleAfterSeconds: 40\n")
     srv = start_server(certs_dir, tmp_path, "--config", str(cfg), "--kubeconfig", str(kubeconfig),

@@ -112,12 +112,7 @@ def test_readyz_and_the_state_gauge_are_one_fact_while_workers_sync(rel_certs, t
     fake = FakeApiServer().start()
     fake.add("Node", node_obj("n1"))
     fake.slow["Node"] = 1.0
-    kubeconfig = tmp_path / "fake.kubeconfig"
-    kubeconfig.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "fake",
-        "clusters": [{"name": "fake", "cluster": {"server": fake.host}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u"}}]}))
+    kubeconfig = fake.kubeconfig(tmp_path / "fake.kubeconfig")
     srv = start_server(rel_certs, tmp_path, "--workers", "3", "--kubeconfig", str(kubeconfig), wait_ready=False)
     try:
         deadline = time.monotonic() + 60
