@@ -182,7 +182,8 @@ def test_twenty_thousand_objects_are_listed_in_pages_at_start(rig: Rig):
     rig.quiet_period(WATCH_TIMEOUT * 3)  # quiet kinds (Workloads, PodGroups) live on watch timeouts
 
 
-def _outage(rig: Rig, name: str, inject: Any, heal: Any, *, expect_stale: bool, streams_live_on: bool = False) -> None:
+def _outage(rig: Rig, name: str, inject: Any, heal: Any, *, expect_stale: bool,
+            streams_live_on: bool = False) -> None:
     """Inject, wait for the gauge to say stale (when expected), heal, converge; check what the
     webhook said in between. ``streams_live_on``: watch streams open at the fault go on
     delivering until their timeout (RBAC is checked when a request starts), so the state is
@@ -191,16 +192,18 @@ def _outage(rig: Rig, name: str, inject: Any, heal: Any, *, expect_stale: bool, 
     served = rig.served_kinds()
     t0 = time.monotonic()
     inject()
-    if expect_stale:
-        wait_until(lambda: all(rig.observer.scrapes[-1].stale.get(k) == 1 for k in served),
-                   STALE_AFTER + 30, f"{name}: every served kind stale")
-        # a little longer, so the checked window holds several scrapes and probes
-        time.sleep(max(0.0, t0 + current_until + STALE_AFTER + SLACK + 3 - time.monotonic()))
-    t1 = time.monotonic()
-    heal()
-    t2 = time.monotonic()
+    try:
+        if expect_stale:
+            wait_until(lambda: all(rig.observer.scrapes[-1].stale.get(k) == 1 for k in served),
+                       STALE_AFTER + 30, f"{name}: every served kind stale")
+            # a little longer, so the checked window holds several scrapes and probes
+            time.sleep(max(0.0, t0 + current_until + STALE_AFTER + SLACK + 3 - time.monotonic()))
+    finally:  # healed even when the wait failed, so the next test starts from a healthy rig
+        t1 = time.monotonic()
+        heal()
+        t2 = time.monotonic()
     took = rig.converge(name)
-    rig.recovery[name] = time.monotonic() - t2
+    rig.recovery[name] = took
     # Converged views prove the objects; freshness is the gauge's (an empty kind converges at
     # once, and may still wait out its backoff).
     t3 = time.monotonic()
