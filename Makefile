@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 BIND ?= 127.0.0.1:8443
 PYTEST_ARGS ?=
 
-.PHONY: run test lint venv certs bench fuzz soak clean upstream sandbox differential image
+.PHONY: run test lint venv certs bench fuzz soak clean upstream sandbox differential image haproxy
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,7 +28,15 @@ run: $(STAMP) certs/tls.crt
 upstream:
 	upstream/build.sh
 
-test: $(STAMP) upstream
+# HAProxy from Debian's packages: the load balancer in front of two replicas in the reliability
+# tests (tests/rig/faults.py). Installed once when missing and we are root (CI is); otherwise say so.
+haproxy:
+	@command -v haproxy >/dev/null 2>&1 || test -x /usr/sbin/haproxy || \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; \
+	  else echo "haproxy is missing: apt-get install haproxy (the replica tests need it)"; fi
+
+test: $(STAMP) upstream haproxy
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # The differential tests at 25x their make-test size (50,000 generated objects per kind family).

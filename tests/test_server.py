@@ -91,6 +91,29 @@ def test_health_endpoints(client):
     assert r.status_code == 200 and r.get_json()["ready"] is True
 
 
+class _StaleState(StaticState):
+    """Synced once, then stale: as a live state reports an apiserver outage."""
+
+    def __init__(self, ready: bool) -> None:
+        super().__init__(ClusterSnapshot.from_objects([]))
+        self._ready = ready
+
+    def ready(self) -> bool:
+        return self._ready
+
+    def health(self) -> dict[str, object]:
+        return {"ready": self._ready, "stale": True, "message": "state is stale (last sync 93 s ago)"}
+
+
+@pytest.mark.parametrize(("synced", "code"), [pytest.param(True, 200, id="stale-stays-ready"),
+                                              pytest.param(False, 503, id="never-synced-is-unready")])
+def test_readyz_names_a_stale_state_without_failing_on_it(synced, code):
+    r = create_app(Settings(), _StaleState(synced)).test_client().get("/readyz")
+    body = r.get_json()
+    assert r.status_code == code and body["checks"]["state"] is synced
+    assert body["warnings"] == {"state": "state is stale (last sync 93 s ago)"}
+
+
 def test_configz_reports_gates_and_settings(client):
     c = client.get("/configz").get_json()
     assert c["featureGates"]["DRADeviceCompatibilityGroups"] is False

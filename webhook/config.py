@@ -50,6 +50,12 @@ class Settings:
     """At most this long per feasibility check, however long the request deadline is."""
     allocator_max_steps: int = 200_000
     """Search-step budget of one feasibility check (the deadline applies as well)."""
+    state_stale_after_seconds: float = 60.0
+    """Staleness bound of a live cluster state: a kind not known current for longer is stale
+    (``dra_webhook_state_stale``, a note in feasibility warnings). Must exceed the watch timeout."""
+    state_watch_timeout_seconds: int = 30
+    """``timeoutSeconds`` of each WATCH of the live state: the apiserver ends a quiet stream then
+    (after a bookmark), which proves the connection alive well within the staleness bound."""
     log_objects: bool = False
     """Log whole objects (debugging only: objects may hold sensitive data)."""
     config_file: str | None = None
@@ -78,7 +84,12 @@ class Settings:
                 raise ConfigError(f"unknown setting {key!r}")
             default = getattr(Settings(), key)
             changes[key] = _coerce(key, value, type(default))
-        return replace(self, **changes)
+        out = replace(self, **changes)
+        if out.state_stale_after_seconds <= out.state_watch_timeout_seconds:
+            raise ConfigError(f"stateStaleAfterSeconds ({out.state_stale_after_seconds:g}) must be greater than "
+                              f"stateWatchTimeoutSeconds ({out.state_watch_timeout_seconds}): a quiet, healthy "
+                              "watch proves itself alive once per watch timeout")
+        return out
 
     def public(self) -> dict[str, Any]:
         """The effective settings as JSON-ready data (for /configz and ``gates``)."""
@@ -118,6 +129,8 @@ _FILE_KEYS = {
     "allocatorMaxSteps": "allocator_max_steps",
     "feasibilityTimeoutSeconds": "feasibility_timeout_seconds",
     "logObjects": "log_objects",
+    "stateStaleAfterSeconds": "state_stale_after_seconds",
+    "stateWatchTimeoutSeconds": "state_watch_timeout_seconds",
 }
 
 

@@ -180,6 +180,8 @@ def test_config_file_is_accepted_by_the_server(ci: Rendered):
     assert settings.max_warnings == values["config"]["maxWarnings"]
     assert settings.max_body_bytes == values["config"]["maxBodyBytes"]
     assert settings.allocator_max_steps == values["config"]["allocatorMaxSteps"]
+    assert settings.state_stale_after_seconds == values["config"]["stateStaleAfterSeconds"]
+    assert settings.state_watch_timeout_seconds == values["config"]["stateWatchTimeoutSeconds"]
     for name, on in (values["featureGates"] or {}).items():
         assert settings.gates.enabled(name) is on
 
@@ -187,7 +189,8 @@ def test_config_file_is_accepted_by_the_server(ci: Rendered):
 def test_config_values_map_one_to_one():
     config = {"deadlineMarginSeconds": 1.5, "maxBodyBytes": 1048576, "maxWarnings": 3,
               "feasibility": False, "capacityDefaulting": False, "feasibilityTimeoutSeconds": 1.5,
-              "allocatorMaxSteps": 1234, "logObjects": True}
+              "allocatorMaxSteps": 1234, "logObjects": True, "stateStaleAfterSeconds": 45,
+              "stateWatchTimeoutSeconds": 20}
     r = render({"config": config, "featureGates": {"GenericWorkload": True, "DRAConsumableCapacity": False}})
     data = yaml.safe_load(r.one("ConfigMap")["data"]["config.yaml"])
     assert data == {**config, "defaultTimeoutSeconds": 5,
@@ -195,6 +198,7 @@ def test_config_values_map_one_to_one():
     s = parse_config(r.one("ConfigMap")["data"]["config.yaml"], Settings())
     assert (s.feasibility, s.capacity_defaulting, s.log_objects) == (False, False, True)
     assert (s.feasibility_timeout_seconds, s.allocator_max_steps) == (1.5, 1234)
+    assert (s.state_stale_after_seconds, s.state_watch_timeout_seconds) == (45, 20)
     assert s.gates.enabled("GenericWorkload") and not s.gates.enabled("DRAConsumableCapacity")
 
 
@@ -218,6 +222,8 @@ def test_config_changes_do_not_restart_pods():
                  "terminationGracePeriodSeconds", id="shutdown-delay-not-covered"),
     pytest.param({"webhooks": {"timeoutSeconds": 1}, "config": {"deadlineMarginSeconds": 1}},
                  "deadlineMarginSeconds", id="deadline-margin-not-below-timeout"),
+    pytest.param({"config": {"stateStaleAfterSeconds": 30, "stateWatchTimeoutSeconds": 30}},
+                 "stateStaleAfterSeconds", id="staleness-bound-not-above-watch-timeout"),
     pytest.param({"replicaCount": 2, "podDisruptionBudget": {"minAvailable": 2}},
                  "minAvailable", id="pdb-blocks-every-drain"),
 ])

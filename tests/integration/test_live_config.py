@@ -70,3 +70,27 @@ def test_config_changes_reach_every_worker_and_bad_ones_are_refused(tmp_path, ce
         assert srv.stop() == 0
     log = srv.log.read_text()
     assert "config: reloaded" in log and "config: rejected new" in log
+
+
+def test_a_reloaded_staleness_bound_and_watch_timeout_reach_every_worker_live_state(tmp_path, certs_dir):
+    """The live state follows the config file too: the new bound at once, the new watch timeout
+    from each kind's next WATCH (seen by the apiserver, here a fake one)."""
+    from tests.state.fakeapi import FakeApiServer
+
+    fake = FakeApiServer().start()
+    kubeconfig = fake.kubeconfig(tmp_path / "fake.kubeconfig")
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("stateWatchTimeoutSeconds: 20\nstateStaleAfterSeconds: 40\n")
+    srv = start_server(certs_dir, tmp_path, "--config", str(cfg), "--kubeconfig", str(kubeconfig),
+                       "--workers", str(WORKERS))
+    try:
+        _wait_all(srv, lambda c: (c["state"]["stale_after_seconds"], c["state"]["watch_timeout_seconds"]) == (40, 20))
+        _write_atomically(cfg, "stateWatchTimeoutSeconds: 2\nstateStaleAfterSeconds: 3\n")
+        _wait_all(srv, lambda c: (c["state"]["stale_after_seconds"], c["state"]["watch_timeout_seconds"]) == (3, 2))
+        deadline = time.monotonic() + 60
+        while not any(q.get("timeoutSeconds") == "2" for m, _, q in list(fake.requests) if m == "watch"):
+            assert time.monotonic() < deadline, "no WATCH with the new timeout"
+            time.sleep(0.2)
+    finally:
+        assert srv.stop() == 0
+        fake.stop()

@@ -97,6 +97,43 @@ def test_state_gauge_agrees_with_readyz_without_asking_readyz(rel_certs, tmp_pat
         assert srv.stop() == 0
 
 
+def _gauge(text: str, name: str) -> float | None:
+    lines = [ln for ln in text.splitlines() if ln.startswith(name + " ") or ln.startswith(name + "{")]
+    return float(lines[0].split()[-1]) if lines else None
+
+
+def test_readyz_and_the_state_gauge_are_one_fact_while_workers_sync(rel_certs, tmp_path):
+    """Live state from a (fake) apiserver whose Node LISTs take a second, three workers syncing
+    one after another; each pair of answers, /readyz first: a 200 means every worker is synced,
+    so the gauge read after it says 1. Before, /readyz answered for one worker only (and the
+    gauge lagged a second): 200 beside a 0."""
+    from tests.state.fakeapi import FakeApiServer, node_obj
+
+    fake = FakeApiServer().start()
+    fake.add("Node", node_obj("n1"))
+    fake.slow["Node"] = 1.0
+    kubeconfig = fake.kubeconfig(tmp_path / "fake.kubeconfig")
+    srv = start_server(rel_certs, tmp_path, "--workers", "3", "--kubeconfig", str(kubeconfig), wait_ready=False)
+    try:
+        deadline = time.monotonic() + 60
+        pairs: list[tuple[int, float | None]] = []
+        while time.monotonic() < deadline:
+            try:
+                r = requests.get(srv.url + "/readyz", verify=str(srv.certs / "ca.crt"), timeout=5)
+                m = requests.get(srv.url + "/metrics", verify=str(srv.certs / "ca.crt"), timeout=5)
+            except requests.RequestException:
+                time.sleep(0.05)
+                continue
+            pairs.append((r.status_code, _gauge(m.text, "dra_webhook_state_ready")))
+            if len([p for p in pairs if p[0] == 200]) >= 5:
+                break
+        assert [p for p in pairs if p[0] == 200 and p[1] != 1.0] == [], pairs
+        assert any(p[0] == 503 for p in pairs) and pairs[-1] == (200, 1.0), pairs
+    finally:
+        assert srv.stop() == 0
+        fake.stop()
+
+
 def test_every_log_line_is_one_capped_json_object(obs_server):
     s = _session(obs_server)
     long_name = "n" * (2 * 1024 * 1024)
@@ -136,3 +173,26 @@ def test_client_socket_errors_are_one_line_without_a_traceback():
     assert "\n" not in line
     out = json.loads(line)
     assert out["error"] == "TimeoutError: The read operation timed out" and "exc" not in out
+
+
+def test_python_warnings_become_one_json_record_per_kind(caplog):
+    """urllib3 asks for ``InsecureRequestWarning`` on every request of a client that skips TLS
+    verification; the server logs the first of each kind as JSON (the real server's log, with
+    such a client, is read in tests/reliability/test_live_faults.py)."""
+    import logging
+
+    from urllib3.exceptions import InsecureRequestWarning
+
+    from webhook.server.logs import JsonFormatter, _log_warning
+
+    with caplog.at_level(logging.WARNING, logger="py.warnings"):
+        for _ in range(3):
+            _log_warning(InsecureRequestWarning("Unverified HTTPS request"), InsecureRequestWarning,
+                         "/x/connectionpool.py", 1097)
+        _log_warning(UserWarning("other"), UserWarning, "/x/connectionpool.py", 1097)
+    records = [r for r in caplog.records if r.name == "py.warnings"]
+    assert [r.getMessage() for r in records] == [
+        "InsecureRequestWarning: Unverified HTTPS request (logged once)", "UserWarning: other (logged once)"]
+    out = json.loads(JsonFormatter().format(records[0]))
+    assert (out["level"], out["category"], out["where"]) == ("warning", "InsecureRequestWarning",
+                                                             "/x/connectionpool.py:1097")

@@ -30,7 +30,7 @@ def make_live(fake: FakeApiServer) -> Iterator[Callable[..., LiveState]]:
         cfg.retries = False
         client = kubernetes.client.ApiClient(cfg)
         opts: dict[str, Any] = {"resync_seconds": 0, "watch_timeout_seconds": 30,
-                                "stale_after_seconds": 0.3, "backoff_base_seconds": 0.05,
+                                "stale_after_seconds": 5.0, "backoff_base_seconds": 0.05,
                                 "backoff_cap_seconds": 0.2, "request_timeout_seconds": 2.0,
                                 "connect_timeout_seconds": 1.0}
         opts.update(kw)

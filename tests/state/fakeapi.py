@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -89,6 +90,15 @@ class FakeApiServer:
     @property
     def host(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def kubeconfig(self, path: Path, token: str = "t0k") -> Path:
+        """Write a kubeconfig for this server (a bearer token) to ``path``; returns it."""
+        path.write_text(json.dumps({
+            "apiVersion": "v1", "kind": "Config", "current-context": "fake",
+            "clusters": [{"name": "fake", "cluster": {"server": self.host}}],
+            "users": [{"name": "u", "user": {"token": token}}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u"}}]}))
+        return path
 
     # -- state changes -----------------------------------------------------------------------
 

@@ -88,12 +88,7 @@ def test_in_cluster_outside_a_cluster_is_a_config_error(monkeypatch):
 
 def test_kubeconfig_gives_a_started_live_state(fake, tmp_path: Path):
     fake.add("Node", node_obj("n1"))
-    kc = tmp_path / "kubeconfig"
-    kc.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "fake",
-        "clusters": [{"name": "fake", "cluster": {"server": fake.host}}],
-        "users": [{"name": "u", "user": {"token": "t0k"}}],
-        "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u"}}]}))
+    kc = fake.kubeconfig(tmp_path / "kubeconfig")
     src = load_state(kubeconfig=str(kc), **FAST)
     assert isinstance(src, LiveState)
     try:

@@ -182,11 +182,13 @@ def test_dropped_connection_rewatches_from_the_last_version_without_relisting(fa
 
 def test_apiserver_down_keeps_old_state_reports_stale_and_recovers(fake, make_live):
     fake.add("ResourceSlice", slice_obj("s1"))
-    live = make_live(kinds=RESOURCE_KINDS)
+    # A bound every kind's reconnect fits in at once (their backoffs are jittered apart).
+    live = make_live(kinds=RESOURCE_KINDS, stale_after_seconds=2.0)
     assert live.wait_ready(5)
     fake.stop()
     # Each kind's reflector notices the outage on its own schedule: wait until all of them have.
-    wait_for(lambda: set(live.health()["stale_kinds"]) == set(RESOURCE_KINDS), what="every kind stale")
+    wait_for(lambda: set(live.health()["stale_kinds"]) == set(RESOURCE_KINDS), timeout=15,
+             what="every kind stale")
     snap = live.snapshot()  # answers from memory while the apiserver is down
     assert live.snapshot() is snap  # no rebuild, no request: the same published snapshot
     assert names(live, "ResourceSlice") == ["s1"] and snap.of("ResourceSlice")
@@ -216,7 +218,7 @@ def test_slow_list_times_out_and_snapshot_still_answers_at_once(fake, make_live)
 
 def test_kind_not_served_counts_as_synced_empty_and_never_stale(fake, make_live):
     fake.not_found |= {"Workload", "PodGroup"}
-    live = make_live()
+    live = make_live(kinds=("Workload", "PodGroup"), stale_after_seconds=0.3)
     assert live.wait_ready(5)
     time.sleep(0.4)  # past stale_after_seconds
     d = live.describe()
@@ -225,6 +227,37 @@ def test_kind_not_served_counts_as_synced_empty_and_never_stale(fake, make_live)
             (True, False, 0)
     assert live.health()["stale"] is False
     assert fake.count("watch", "Workload") == 0
+
+
+def test_an_open_watch_that_delivers_nothing_goes_stale_and_a_bookmark_freshens_it(fake, make_live):
+    """A hung apiserver keeps the stream open and sends nothing: that is not contact. A healthy
+    quiet stream sends bookmarks (the real apiserver's are in tests/reliability/test_live_faults.py)."""
+    live = make_live(kinds=("Node",), stale_after_seconds=0.5)
+    assert live.wait_ready(5)
+    wait_for(lambda: live.describe()["kinds"]["Node"]["connected"], what="watch open")
+    wait_for(lambda: live.health()["stale_kinds"] == ["Node"], what="stale with the watch open")
+    assert live.describe()["kinds"]["Node"]["connected"] is True
+    fake.bookmark("Node")
+    wait_for(lambda: not live.health()["stale"], what="fresh after a bookmark")
+    assert live.describe()["kinds"]["Node"]["connected"] is True
+
+
+def test_a_stream_the_server_ends_cleanly_counts_as_contact(fake, make_live):
+    """A kind served without the watch cache gets no bookmarks: the watch timeout cycle alone
+    keeps it fresh, when the bound exceeds the timeout."""
+    live = make_live(kinds=("Node",), watch_timeout_seconds=1, stale_after_seconds=2.5)
+    assert live.wait_ready(5)
+    wait_for(lambda: fake.count("watch", "Node") >= 4, timeout=15, what="three clean stream ends")
+    assert live.health()["stale"] is False
+
+
+def test_configure_changes_the_bound_and_the_next_watch_timeout(fake, make_live):
+    live = make_live(kinds=("Node",), watch_timeout_seconds=1, stale_after_seconds=30)
+    assert live.wait_ready(5)
+    live.configure(stale_after_seconds=0.2, watch_timeout_seconds=7)
+    assert live.stale_after_seconds == 0.2
+    wait_for(lambda: any(q.get("timeoutSeconds") == "7" for m, k, q in list(fake.requests) if m == "watch"),
+             what="a watch with the new timeout")
 
 
 def test_paged_list_collects_every_page(fake, make_live):

@@ -178,8 +178,8 @@ def _feasibility(obj: dict[str, Any], settings: Settings, view: StateView | None
     try:
         warnings = feasibility_warnings(obj, view.snapshot, settings.gates, deadline=budget_end,
                                         max_steps=settings.allocator_max_steps)
-        if view.stale:
-            warnings.append(f"feasibility: {view.stale}; the answer may be out of date")
+        if view.stale:  # first, so the warning cap never drops it
+            warnings.insert(0, f"feasibility: {view.stale}; the answer may be out of date")
         return warnings
     except Exception as e:  # a failure in the check only ever adds a warning
         log.exception("feasibility check failed")

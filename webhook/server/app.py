@@ -26,7 +26,7 @@ from webhook.admission.pipeline import Endpoint
 from webhook.config import Settings, settings_fingerprint
 from webhook.server.admit import AdmissionEndpoints
 from webhook.server.live_config import SettingsHolder
-from webhook.state.base import StateSource
+from webhook.state.base import StateSource, stale_note
 
 if TYPE_CHECKING:  # imported for real only inside create_app, once the environment is final
     from webhook.server.metrics import Instruments
@@ -47,6 +47,10 @@ class Health:
         """Set when the background allocator warm-up finished (reported by /configz, not readiness)."""
         self.checks: dict[str, Check] = {}
         """Named checks; a string result is the reason the check fails."""
+        self.state_fact: Callable[[StateSource], bool] = lambda state: state.ready()
+        """Whether the cluster state is synced: the one fact behind both the ``state`` check of
+        /readyz and ``dra_webhook_state_ready`` (the server sets it to
+        ``metrics.state_ready_in_pod``, which publishes this worker's and reads every worker's)."""
 
     def ready(self, state: StateSource | None) -> tuple[dict[str, bool], dict[str, str]]:
         """(check name → passed, check name → why it failed) for /readyz."""
@@ -57,10 +61,11 @@ class Health:
             out[name] = got is True or got is None
             if isinstance(got, str):
                 reasons[name] = got
-        out["state"] = state.ready() if state is not None else True
+        out["state"] = self.state_fact(state) if state is not None else True
         if not out["state"]:
             why = getattr(state, "unready_reason", None)  # live sources say which kinds, which rights
-            reasons["state"] = (why() if callable(why) else None) or "the cluster state is not synced yet"
+            reasons["state"] = ((why() if callable(why) else None)
+                                or "the cluster state is not synced yet (in every worker)")
         out["notDraining"] = not self.draining.is_set()
         if not out["notDraining"]:
             reasons["notDraining"] = "shutting down"
@@ -139,10 +144,17 @@ def _add_status_routes(app: Flask, holder: SettingsHolder, state: StateSource | 
         body: dict[str, Any] = {"ready": ok, "checks": checks}
         if reasons:
             body["reasons"] = reasons
+        # A stale state stays ready (docs/operations.md, "Readiness and a stale state"): it is
+        # said here, in the metrics and in every feasibility warning instead.
+        note = stale_note(state)
+        if note:
+            body["warnings"] = {"state": note}
         return jsonify(body), 200 if ok else 503
 
     @app.get("/metrics")
     def metrics_endpoint() -> Response:
+        if state is not None:
+            health.state_fact(state)  # this worker's state figures as of now
         data, ctype = metrics.render()
         return Response(data, content_type=ctype)
 

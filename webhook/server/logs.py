@@ -13,8 +13,10 @@ import json
 import logging
 import ssl
 import sys
+import threading
 import time
-from typing import Any
+import warnings
+from typing import Any, TextIO
 
 from gunicorn import glogging
 
@@ -81,8 +83,30 @@ def _message(record: logging.LogRecord) -> str:
         return str(record.msg)
 
 
+_WARNED: set[tuple[str, str, int]] = set()
+_WARNED_LOCK = threading.Lock()
+
+
+def _log_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: TextIO | None = None, line: str | None = None) -> None:
+    """``warnings.showwarning`` replacement: one log record per kind of warning (its category and
+    the place that raised it), instead of a plain-text line on stderr at every occurrence.
+
+    urllib3 asks for its security warnings every time (``InsecureRequestWarning`` on each request
+    of a client that skips TLS verification): the first one is logged, the rest are not."""
+    key = (category.__name__, filename, lineno)
+    with _WARNED_LOCK:
+        if key in _WARNED:
+            return
+        _WARNED.add(key)
+    logging.getLogger("py.warnings").warning(
+        "%s: %s (logged once)", category.__name__, message,
+        extra={"category": category.__name__, "where": f"{filename}:{lineno}"})
+
+
 def setup_logging(level: str = "INFO", json_format: bool = True) -> None:
-    """Route the root logger to stderr (JSON unless ``json_format`` is false); idempotent."""
+    """Route the root logger to stderr (JSON unless ``json_format`` is false), and Python
+    warnings through it, once per kind (``_log_warning``); idempotent."""
     root = logging.getLogger()
     for h in list(root.handlers):
         if getattr(h, "_dra_webhook", False):
@@ -93,6 +117,7 @@ def setup_logging(level: str = "INFO", json_format: bool = True) -> None:
         "%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
     root.setLevel(level.upper())
+    warnings.showwarning = _log_warning
     # Neither format shows where a record was made nor its thread or process: skip gathering
     # them (the logging HOWTO's "Optimization"), a sixth of the cost of a review's log line.
     logging._srcfile = None

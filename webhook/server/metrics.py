@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import glob
 import os
+import threading
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -26,7 +27,10 @@ from prometheus_client import (
     multiprocess,
 )
 
+from webhook.state.base import StateSource
+
 MULTIPROC = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+_STATE_LOCK = threading.Lock()
 
 # Milliseconds matter on the apiserver's write path: its own webhook histogram starts at 5 ms.
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -45,13 +49,58 @@ FEATURE = Gauge("dra_webhook_feature_enabled", "Feature gate value (1 on, 0 off)
                 multiprocess_mode="mostrecent")
 CERT_EXPIRY = Gauge("dra_webhook_cert_expiry_timestamp_seconds",
                     "notAfter of the serving certificate", multiprocess_mode="mostrecent")
-# livemin: the minimum over running workers (a dead worker's last value does not count).
-STATE_READY = Gauge("dra_webhook_state_ready", "1 when the cluster state is synced",
-                    multiprocess_mode="livemin")
+# The state gauges of a worker are made by its first ``publish_state`` (not at import), so a
+# worker is on record only with a value it has measured. livemin / livemax: the minimum / maximum
+# over running workers (a dead worker's last value does not count).
+_STATE: dict[str, Gauge] = {}
 CONFIG_RELOADS = Counter("dra_webhook_config_reloads_total", "Config file reloads", ["result"])
 CONNECTIONS_DROPPED = Counter("dra_webhook_connections_dropped_total",
                               "Connections closed before a whole request arrived",
                               ["reason"])  # timeout | evicted | tls | too-large
+
+
+def publish_state(state: StateSource) -> bool:
+    """Record this worker's view of the cluster state: ``dra_webhook_state_ready`` (1 synced),
+    and per kind ``dra_webhook_state_age_seconds`` (since the kind was last known current; 0 for
+    a kind the apiserver does not serve) and ``dra_webhook_state_stale`` (1 past the staleness
+    bound). Returns this worker's readiness."""
+    ready = bool(state.ready())
+    health = getattr(state, "health", None)
+    kinds: dict[str, Any] = health()["kinds"] if callable(health) else {}
+    with _STATE_LOCK:
+        if not _STATE:
+            _STATE["ready"] = Gauge("dra_webhook_state_ready",
+                                    "1 when the cluster state is synced (in every running worker)",
+                                    multiprocess_mode="livemin")
+            _STATE["age"] = Gauge("dra_webhook_state_age_seconds",
+                                  "Seconds since the live state of a kind was last known current "
+                                  "(the oldest worker)", ["kind"], multiprocess_mode="livemax")
+            _STATE["stale"] = Gauge("dra_webhook_state_stale",
+                                    "1 when a kind's live state is older than the staleness bound "
+                                    "(in any worker)", ["kind"], multiprocess_mode="livemax")
+    _STATE["ready"].set(1 if ready else 0)
+    for kind, k in kinds.items():
+        age = k.get("last_sync_age_seconds")
+        if age is not None:
+            _STATE["age"].labels(kind=kind).set(age if k.get("served", True) else 0.0)
+        _STATE["stale"].labels(kind=kind).set(1 if k.get("stale") else 0)
+    return ready
+
+
+def state_ready_in_pod(state: StateSource) -> bool:
+    """The readiness ``/readyz`` reports: this worker's state published (``publish_state``),
+    then the minimum of ``dra_webhook_state_ready`` over every running worker, read from the
+    files ``/metrics`` reads, so the two never disagree. A request may reach any worker: the pod
+    is ready when each of them is."""
+    own = publish_state(state)
+    if not MULTIPROC:
+        return own
+    path = os.environ["PROMETHEUS_MULTIPROC_DIR"]
+    files = [f for f in glob.glob(os.path.join(path, "gauge_livemin_*.db")) if _size(f) > 0]
+    merged = multiprocess.MultiProcessCollector.merge(files, accumulate=False)  # type: ignore[no-untyped-call]
+    values = [s.value for m in merged
+              if m.name == "dra_webhook_state_ready" for s in m.samples]
+    return bool(values) and min(values) == 1
 
 
 def set_gates(values: Mapping[str, bool]) -> None:

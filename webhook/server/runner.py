@@ -153,8 +153,13 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
         holder = self._settings_holder()
         state = self.preloaded_state
         if state is None:
-            state = load_state(o.cluster_state, o.kubeconfig, o.in_cluster)  # live: starts list+watch
+            state = load_state(o.cluster_state, o.kubeconfig, o.in_cluster,  # live: starts list+watch threads
+                               **_live_options(holder.current))
+            _follow_state_settings(state, holder)
+        from webhook.server import metrics
+        metrics.publish_state(state)  # on record before this worker takes a connection
         health = Health()
+        health.state_fact = metrics.state_ready_in_pod
         health.checks["certs"] = tls.problem
         _WORKER["health"] = health
         _start_background(state, holder, health.warmed)
@@ -199,18 +204,39 @@ def _ssl_context(conf: Any, default_factory: Any) -> Any:
     return _WORKER["tls"].get()
 
 
+def _live_options(s: Settings) -> dict[str, Any]:
+    """The ``LiveState`` options the settings hold (a file or example state ignores them)."""
+    return {"stale_after_seconds": s.state_stale_after_seconds,
+            "watch_timeout_seconds": s.state_watch_timeout_seconds}
+
+
+def _follow_state_settings(state: Any, holder: Any) -> None:
+    """Apply a reloaded staleness bound and watch timeout to a live state."""
+    configure = getattr(state, "configure", None)
+    if not callable(configure):
+        return
+    previous = holder.on_change
+
+    def chained(s: Settings) -> None:
+        if previous is not None:
+            previous(s)
+        configure(**_live_options(s))
+
+    holder.on_change = chained
+
+
 def _start_background(state: Any, holder: Any, warmed: threading.Event) -> None:
-    """One daemon thread per worker: build the CEL parser, publish ``dra_webhook_state_ready``
-    every second, and once the state is synced, convert it for the allocator, so the first
-    reviews do not spend their budget on either. Never blocks serving."""
+    """One daemon thread per worker: build the CEL parser, publish the state's readiness and
+    staleness (``metrics.publish_state``) every second, and once the state is synced, convert
+    it for the allocator, so the first reviews do not spend their budget on either. Never
+    blocks serving."""
 
     def run() -> None:
         from webhook.cel import compile_result
         from webhook.server import metrics
         compile_result('device.driver == "warm-up"')  # builds the CEL parser (~0.3 s) off the request path
         while True:
-            ready = bool(state.ready())
-            metrics.STATE_READY.set(1 if ready else 0)
+            ready = metrics.publish_state(state)
             if ready and not warmed.is_set():
                 _warm(state, holder, warmed)
             time.sleep(1.0)

@@ -80,7 +80,7 @@ class StaticState:
     def health(self) -> dict[str, Any]:
         """Same keys as ``LiveState.health()``; a fixed snapshot is never stale."""
         return {"ready": True, "stale": False, "stale_kinds": [], "last_sync_age_seconds": None,
-                "message": None, "kinds": {}}
+                "stale_after_seconds": None, "message": None, "kinds": {}}
 
 
 def stale_note(source: object) -> str | None:

@@ -10,6 +10,8 @@ request.
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import hashlib
 import logging
 import random
 import threading
@@ -41,10 +43,14 @@ def object_key(obj: Any) -> str | None:
     return f"{ns}/{name}" if isinstance(ns, str) and ns else name
 
 
-def _rv(obj: dict[str, Any]) -> str:
+def _meta_str(obj: dict[str, Any], field: str) -> str:
     meta = obj.get("metadata")
-    rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
-    return rv if isinstance(rv, str) else ""
+    value = meta.get(field) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def _rv(obj: dict[str, Any]) -> str:
+    return _meta_str(obj, "resourceVersion")
 
 
 class SnapshotStore:
@@ -78,6 +84,13 @@ class SnapshotStore:
 
     def count(self, kind: str) -> int:
         return len(self._keys[kind])
+
+    def digest(self, kind: str) -> str:
+        """What the store holds of ``kind``, in 16 hex digits: the sha256 of its objects'
+        ``uid:resourceVersion`` lines, sorted, each ending in a newline. Equal to the same digest
+        of a fresh LIST exactly when nothing is missing, extra or out of date (``/configz``)."""
+        lines = sorted(f"{_meta_str(o, 'uid')}:{_rv(o)}\n" for o in self._snap.of(kind))
+        return hashlib.sha256("".join(lines).encode()).hexdigest()[:16]
 
     def replace(self, kind: str, items: Iterable[Any], resource_version: str) -> ClusterSnapshot:
         """Make ``items`` the whole content of ``kind`` (after a LIST); objects without a name are
@@ -180,7 +193,7 @@ class LiveState:
     """
 
     def __init__(self, api_client: Any, kinds: Iterable[str] = KINDS, *,
-                 resync_seconds: float = 600.0, watch_timeout_seconds: int = 300,
+                 resync_seconds: float = 600.0, watch_timeout_seconds: int = 30,
                  stale_after_seconds: float = 60.0, backoff_base_seconds: float = 0.5,
                  backoff_cap_seconds: float = 30.0, request_timeout_seconds: float = 30.0,
                  connect_timeout_seconds: float = 5.0, page_size: int = 500,
@@ -275,6 +288,17 @@ class LiveState:
             self._client.close()
         return not alive
 
+    def configure(self, *, stale_after_seconds: float | None = None,
+                  watch_timeout_seconds: int | None = None) -> None:
+        """Change the staleness bound and the watch timeout while running (a config reload); the
+        new timeout applies from each kind's next WATCH."""
+        if stale_after_seconds is not None:
+            self.stale_after_seconds = stale_after_seconds
+        if watch_timeout_seconds is not None and watch_timeout_seconds != self._opts.watch_timeout_seconds:
+            self._opts = dataclasses.replace(self._opts, watch_timeout_seconds=watch_timeout_seconds)
+            for r in self._reflectors:
+                r.options = self._opts
+
     def __enter__(self) -> LiveState:
         return self.start()
 
@@ -320,9 +344,9 @@ class LiveState:
         return self._store.apply_event(kind, event)
 
     def health(self) -> dict[str, Any]:
-        """Readiness and staleness: ``stale`` when a synced kind has had no successful contact with
-        the apiserver for more than ``stale_after_seconds``; ``message`` is a one-line note for
-        feasibility warnings (None when fresh)."""
+        """Readiness and staleness: ``stale`` when a synced kind the apiserver serves was last
+        known current (``KindStatus.sync_age``) more than ``stale_after_seconds`` ago, open watch
+        or not; ``message`` is a one-line note for feasibility warnings (None when fresh)."""
         now = time.monotonic()
         kinds: dict[str, dict[str, Any]] = {}
         stale_kinds: list[str] = []
@@ -335,14 +359,14 @@ class LiveState:
                 stale_kinds.append(kind)
             if st.served is not False and age is not None:
                 worst = age if worst is None else max(worst, age)
-            kinds[kind] = {"synced": st.synced, "stale": stale,
+            kinds[kind] = {"synced": st.synced, "served": st.served, "stale": stale,
                            "last_sync_age_seconds": None if age is None else round(age, 3)}
         message = None
         if stale_kinds and worst is not None:
             message = f"state is stale (last sync {worst:.0f} s ago)"
         return {"ready": self.ready(), "stale": bool(stale_kinds), "stale_kinds": stale_kinds,
                 "last_sync_age_seconds": None if worst is None else round(worst, 3),
-                "message": message, "kinds": kinds}
+                "stale_after_seconds": self.stale_after_seconds, "message": message, "kinds": kinds}
 
     def describe(self) -> dict[str, Any]:
         now = time.monotonic()
@@ -352,7 +376,8 @@ class LiveState:
         for kind, st in self._status.items():
             kinds[kind] = {
                 "synced": st.synced, "served": st.served, "objects": self._store.count(kind),
-                "resourceVersion": self._store.resource_version(kind), "connected": st.connected,
+                "resourceVersion": self._store.resource_version(kind), "digest": self._store.digest(kind),
+                "connected": st.connected,
                 "last_event_time": st.last_event_wall,
                 "last_event_age_seconds": (None if st.last_event_mono is None
                                            else round(now - st.last_event_mono, 3)),
@@ -363,4 +388,6 @@ class LiveState:
                 "lists": st.lists, "watches": st.watches, "relists": st.relists,
             }
         return {"source": snap.source, "ready": health["ready"], "stale": health["stale"],
+                "stale_after_seconds": self.stale_after_seconds,
+                "watch_timeout_seconds": self._opts.watch_timeout_seconds,
                 "version": snap.version, "objects": snap.count(), "kinds": kinds}

@@ -87,8 +87,11 @@ API_VERSIONS: dict[str, str] = {k: a.api_version for k, a in KIND_APIS.items()}
 class ReflectorOptions:
     resync_seconds: float = 600.0
     """Full LIST this often even when the watch is healthy (repairs any drift); 0 disables."""
-    watch_timeout_seconds: int = 300
-    """``timeout_seconds`` sent with each WATCH; the server ends the stream then and we rewatch."""
+    watch_timeout_seconds: int = 30
+    """``timeout_seconds`` sent with each WATCH; the server ends the stream then and we rewatch.
+    A clean end proves the connection is alive, so it bounds the sync age of a quiet kind whose
+    stream carries no bookmarks (a kind the apiserver serves without its watch cache); keep it
+    below the staleness bound (``LiveState.stale_after_seconds``)."""
     backoff_base_seconds: float = 0.5
     backoff_cap_seconds: float = 30.0
     request_timeout_seconds: float = 30.0
@@ -124,7 +127,9 @@ class KindStatus:
         self.consecutive_failures = 0
         self.last_error: str | None = None
         self.last_contact: float | None = None
-        """``time.monotonic()`` when the state was last known current (LIST, event, stream end)."""
+        """``time.monotonic()`` when the state was last known current: a LIST, a watch stream
+        opened, any event (bookmarks included), a stream the server ended cleanly. A stream that
+        stays open without a byte does not count: a hung apiserver looks exactly like that."""
         self.last_event_mono: float | None = None
         self.last_event_wall: float | None = None
         self.last_list_mono: float | None = None
@@ -137,9 +142,10 @@ class KindStatus:
         HTTP 401/403); None once a LIST or WATCH of the kind succeeds."""
 
     def sync_age(self, now: float) -> float | None:
-        """Seconds since the state of this kind was last known current; 0 while a watch is open."""
-        if self.connected:
-            return 0.0
+        """Seconds since the state of this kind was last known current (``last_contact``), open
+        watch or not; None before the first LIST. A healthy stream keeps it below the watch
+        timeout: the apiserver sends a bookmark before it ends a stream (and about every minute),
+        and ends it cleanly at ``timeoutSeconds``."""
         if self.last_contact is None:
             return None
         return max(0.0, now - self.last_contact)
@@ -173,7 +179,8 @@ class Reflector:
         self._list_fn = list_fn
         self._sink = sink
         self.status = status
-        self._opts = options
+        self.options = options
+        """Read at each step, so ``LiveState.configure`` can swap them while the thread runs."""
         self._stop = stop
         self._rng = rng or random.Random()
         self._active: Any = None
@@ -191,7 +198,7 @@ class Reflector:
                 if need_list or self._resync_due():
                     if not self._list():
                         # Not served: look again later (the API may be enabled by then).
-                        self._stop.wait(self._opts.resync_seconds or 60.0)
+                        self._stop.wait(self.options.resync_seconds or 60.0)
                         continue
                     need_list, just_listed = False, True
                 if not self._sink.resource_version(self.api.kind):
@@ -257,12 +264,12 @@ class Reflector:
     # -- steps --------------------------------------------------------------------------------
 
     def _timeouts(self, read: float) -> tuple[float, float]:
-        return (float(self._opts.connect_timeout_seconds), float(read))
+        return (float(self.options.connect_timeout_seconds), float(read))
 
     def _resync_due(self) -> bool:
         last = self.status.last_list_mono
-        return (self._opts.resync_seconds > 0 and last is not None
-                and time.monotonic() - last >= self._opts.resync_seconds)
+        return (self.options.resync_seconds > 0 and last is not None
+                and time.monotonic() - last >= self.options.resync_seconds)
 
     def _list(self) -> bool:
         """LIST every page and replace the kind's objects; False when the API is not served."""
@@ -271,9 +278,9 @@ class Reflector:
         self._verb = "list"
         while True:
             kwargs: dict[str, Any] = {"_preload_content": False,
-                                      "_request_timeout": self._timeouts(self._opts.request_timeout_seconds)}
-            if self._opts.page_size > 0:
-                kwargs["limit"] = int(self._opts.page_size)
+                                      "_request_timeout": self._timeouts(self.options.request_timeout_seconds)}
+            if self.options.page_size > 0:
+                kwargs["limit"] = int(self.options.page_size)
             if cont:
                 kwargs["_continue"] = cont
             try:
@@ -331,7 +338,7 @@ class Reflector:
 
     def _watch(self) -> tuple[str, int]:
         """One WATCH stream from the recorded resourceVersion; returns (how it ended, events)."""
-        opts = self._opts
+        opts = self.options
         timeout = opts.watch_timeout_seconds
         if opts.resync_seconds > 0 and self.status.last_list_mono is not None:
             left = opts.resync_seconds - (time.monotonic() - self.status.last_list_mono)
@@ -371,7 +378,9 @@ class Reflector:
         finally:
             with self._active_lock:
                 self._active = None
-            st.connected, st.last_contact = False, time.monotonic()
+            st.connected = False
+            if end == _CLOSED:  # the server ended the stream: it was alive until now
+                st.last_contact = time.monotonic()
             try:
                 if end != _CLOSED:
                     # Unread bytes (the rest of the stream) must not go back to the pool with the
@@ -420,14 +429,14 @@ class Reflector:
         said = _status_message(e)
         self._fail(f"HTTP {e.status} {e.reason or ''}".strip() + f": cannot {right}"
                    + (f" ({said})" if said else "")
-                   + "; the webhook's identity needs get, list and watch on it (RBAC)")
+                   + "; check RBAC: the webhook's identity needs get, list and watch on it")
 
     def _fail(self, reason: str) -> None:
         st = self.status
         st.consecutive_failures += 1
         st.last_error = reason
-        delay = backoff_delay(st.consecutive_failures, self._opts.backoff_base_seconds,
-                              self._opts.backoff_cap_seconds, self._rng)
+        delay = backoff_delay(st.consecutive_failures, self.options.backoff_base_seconds,
+                              self.options.backoff_cap_seconds, self._rng)
         log.warning("cluster state: %s: %s; retry %d in %.2f s", self.api.kind, reason,
                     st.consecutive_failures, delay)
         self._stop.wait(delay)

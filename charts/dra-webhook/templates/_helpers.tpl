@@ -232,6 +232,9 @@ One webhook entry. Arguments (dict): root, name, path, policy, mutating (bool), 
 {{- if ge (float64 .Values.config.deadlineMarginSeconds) (float64 .Values.webhooks.timeoutSeconds) -}}
 {{- fail "config.deadlineMarginSeconds must be smaller than webhooks.timeoutSeconds" -}}
 {{- end -}}
+{{- if le (float64 .Values.config.stateStaleAfterSeconds) (float64 .Values.config.stateWatchTimeoutSeconds) -}}
+{{- fail "config.stateStaleAfterSeconds must be greater than config.stateWatchTimeoutSeconds" -}}
+{{- end -}}
 {{- $pdb := .Values.podDisruptionBudget -}}
 {{- if and $pdb.enabled (gt (int .Values.replicaCount) 1) (not (kindIs "string" $pdb.minAvailable)) (ge (int $pdb.minAvailable) (int .Values.replicaCount)) -}}
 {{- fail "podDisruptionBudget.minAvailable must be smaller than replicaCount, or no node could ever be drained" -}}
