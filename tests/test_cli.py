@@ -76,9 +76,19 @@ def test_update_needs_old_file(tmp_path):
 
 
 def test_unserved_version_passes_with_a_note(tmp_path):
-    old = {**SLICE, "apiVersion": "resource.k8s.io/v1beta1"}
+    old = {**SLICE, "apiVersion": "resource.k8s.io/v1alpha3"}
     r = run("review", "-f", str(write(tmp_path, "s.yaml", old)), "--no-feasibility")
     assert r.returncode == 0 and "is not checked" in r.stdout
+
+
+def test_an_older_served_version_is_converted_judged_and_reported_in_its_own_shape(tmp_path):
+    device = {"name": "d", "basic": {"taints": [{"key": "k", "effect": "Bogus"}]}}
+    bad = {**SLICE, "apiVersion": "resource.k8s.io/v1beta1", "spec": {**SLICE["spec"], "devices": [device]}}
+    r = run("review", "-f", str(write(tmp_path, "s.yaml", bad)), "--no-feasibility", "--strict")
+    assert r.returncode == 1, r.stdout
+    assert "(resource.k8s.io/v1beta1, CREATE): DENIED" in r.stdout
+    assert "spec.devices[0].basic.taints[0].effect: Unsupported value: \"Bogus\"" in r.stdout
+    assert "resource.k8s.io/v1beta1 ResourceSlice is deprecated in v1.35+, unavailable in v1.38+" in r.stdout
 
 
 def test_certs_writes_a_verifiable_pair(tmp_path):

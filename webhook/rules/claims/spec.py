@@ -217,9 +217,12 @@ def validate_derived_attributes(value: Any, path: FieldPath, claim: _Claim, requ
 
 
 def validate_allocation_mode(req: dict[str, Any], path: FieldPath) -> list[FieldError]:
-    """RC-EX-2..4 on the defaulted request (allocationMode "" is ExactCount, count 0 is 1)."""
+    """RC-EX-2..4 on the defaulted request (an absent allocationMode is ExactCount, count 0 is 1).
+
+    An explicit ``""`` is a mode that was never defaulted: only a v1beta1 request that names no
+    class converts to one, and the apiserver refuses it as unsupported."""
     mode = req.get("allocationMode")
-    if mode in (None, ""):
+    if mode is None:
         mode = "ExactCount"
     count = req.get("count")
     if count is not None and (isinstance(count, bool) or not isinstance(count, int)):

@@ -1,0 +1,221 @@
+"""Where the 1.37 apiserver reports a v1beta1 object's errors, and where a v1 patch lands in it.
+
+The apiserver validates a v1beta1 object twice, and the two answers use different paths:
+
+- by hand, on its internal object, which has v1's shape: ``spec.devices[0].taints[0].key``,
+  ``spec.devices.requests[0].exactly.count`` — whatever version the request came in;
+- declaratively, from the ``+k8s:`` tags of the v1beta1 types, on the object converted back to
+  v1beta1: ``spec.devices[0].basic.taints[0].effect``, ``spec.devices.requests[0].allocationMode``.
+
+Where both check the same thing, the tag's error replaces the handwritten one (for 1.37's beta
+tags; on the fields below, the tags without a stage have no handwritten twin). ``DECLARATIVE``
+lists what v1beta1's tags check inside the two subtrees whose shape differs (a slice device's
+``basic``, a request's flattened ``exactly``); every other error keeps its v1 path. The
+differential tests check the table against the real apiserver, and that each entry is met.
+Patches need no such choice: a field is at one place in each version.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from webhook.fielderrors import ErrorType, FieldError, invalid
+from webhook.rules.slices.declarative import ATTRIBUTE_MEMBERS
+from webhook.versions import v1beta1 as shape
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    """One declarative check of v1beta1, by the errors of ours it corresponds to."""
+
+    path: str
+    """Regular expression for the path inside a device below ``basic``, or inside a request
+    below ``exactly``."""
+    type: ErrorType
+    detail: str = ""
+    """Regular expression the detail must match, where a handwritten check reports the same
+    field and type for another reason."""
+    nonempty: bool = False
+    """The tag's field is optional: it skips an empty value (the handwritten check does not)."""
+    instead: Callable[[FieldError], FieldError | None] | None = None
+    """For a handwritten error the tag words otherwise: the tag's own error (None when the tag
+    does not fire there, and the handwritten error stands)."""
+
+    def matches(self, rest: str, e: FieldError) -> bool:
+        return (e.type is self.type and re.fullmatch(self.path, rest) is not None
+                and re.match(self.detail, e.detail) is not None
+                and not (self.nonempty and e.value == ""))
+
+
+E = ErrorType
+_IDX = r"\[\d+\]"
+_KEY = r"\[[^\]]*\]"
+_UNION = "must specify"
+#: DeviceAttribute's union members, in the order the tag lists them.
+_ATTRIBUTE_UNION = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")
+
+
+def _attribute_union(e: FieldError) -> FieldError | None:
+    """v1beta1's union tag on an attribute our handwritten check found without exactly one value.
+
+    The tag counts a list member only when it has items (the handwritten check counts it when
+    present), so ``{int: 1, ints: []}`` passes the tag and the handwritten error stands."""
+    a = e.value if isinstance(e.value, dict) else {}
+    present = [k for k in _ATTRIBUTE_UNION if (bool(a.get(k)) if k.endswith("s") else a.get(k) is not None)]
+    if len(present) == 1:
+        return None
+    if not present:
+        return invalid(e.field, "", f"must specify one of: {ATTRIBUTE_MEMBERS}")
+    return invalid(e.field, "{" + ", ".join(present) + "}", f"must specify exactly one of: {ATTRIBUTE_MEMBERS}")
+
+
+#: What v1beta1's tags check in the two subtrees whose shape differs, read from its generated
+#: declarative validation.
+DECLARATIVE: dict[str, tuple[Tag, ...]] = {
+    "device": (
+        Tag(rf"attributes{_KEY}", E.INVALID, detail=_UNION),
+        Tag(rf"attributes{_KEY}", E.INVALID, detail="exactly one value must be specified", instead=_attribute_union),
+        Tag("consumesCounters", E.TOO_MANY),
+        Tag(rf"consumesCounters{_IDX}", E.DUPLICATE),
+        Tag(rf"consumesCounters{_IDX}\.counterSet", E.REQUIRED),
+        Tag(rf"consumesCounters{_IDX}\.counterSet", E.INVALID),
+        Tag(rf"consumesCounters{_IDX}\.counters", E.REQUIRED),
+        Tag(rf"consumesCounters{_IDX}\.counters", E.INVALID),
+        Tag(rf"consumesCounters{_IDX}\.compatibilityGroups", E.TOO_MANY),
+        Tag(rf"consumesCounters{_IDX}\.compatibilityGroups{_IDX}", E.INVALID),
+        Tag(rf"consumesCounters{_IDX}\.compatibilityGroups{_IDX}", E.DUPLICATE),
+        Tag(rf"taints{_IDX}\.effect", E.REQUIRED),
+        Tag(rf"taints{_IDX}\.effect", E.NOT_SUPPORTED),
+        Tag("bindingConditions", E.TOO_MANY),
+        Tag("bindingFailureConditions", E.TOO_MANY),
+        Tag(rf"nodeAllocatableResources{_KEY}\.mapping", E.INVALID, detail=_UNION),
+    ),
+    "request": (
+        Tag("selectors", E.TOO_MANY),
+        Tag("allocationMode", E.NOT_SUPPORTED, nonempty=True),
+        Tag(rf"tolerations{_IDX}\.key", E.INVALID),
+        Tag(rf"tolerations{_IDX}\.operator", E.REQUIRED),
+        Tag(rf"tolerations{_IDX}\.operator", E.NOT_SUPPORTED),
+        Tag(rf"tolerations{_IDX}\.effect", E.NOT_SUPPORTED, nonempty=True),
+        Tag("derivedAttributes", E.TOO_MANY),
+        Tag(rf"derivedAttributes{_IDX}\.name", E.REQUIRED),
+        Tag(rf"derivedAttributes{_IDX}\.name", E.INVALID, detail="(?!must be referenced)"),
+        Tag(rf"derivedAttributes{_IDX}\.expression", E.REQUIRED),
+    ),
+}
+
+_BASIC = "|".join(shape.BASIC)
+_EXACTLY = "|".join(shape.EXACTLY)
+#: kind -> (v1 field path prefix of a moved subtree, which table, its v1beta1 spelling).
+_FIELD_PREFIXES: dict[str, tuple[re.Pattern[str], str, str]] = {
+    "ResourceSlice": (re.compile(rf"^(spec\.devices\[\d+\]\.)(?=(?:{_BASIC})(?:$|[.\[]))"), "device",
+                      r"\1basic."),
+    "ResourceClaim": (re.compile(rf"^(spec\.devices\.requests\[\d+\]\.)exactly\.(?=(?:{_EXACTLY})(?:$|[.\[]))"),
+                      "request", r"\1"),
+    "ResourceClaimTemplate": (re.compile(rf"^(spec\.spec\.devices\.requests\[\d+\]\.)exactly\."
+                                         rf"(?=(?:{_EXACTLY})(?:$|[.\[]))"), "request", r"\1"),
+}
+_POINTER_PREFIXES: dict[str, tuple[re.Pattern[str], str]] = {
+    "ResourceSlice": (re.compile(rf"^(/spec/devices/\d+/)(?=(?:{_BASIC})(?:$|/))"), r"\1basic/"),
+    "ResourceClaim": (re.compile(rf"^(/spec/devices/requests/\d+/)exactly/(?=(?:{_EXACTLY})(?:$|/))"), r"\1"),
+    "ResourceClaimTemplate": (re.compile(rf"^(/spec/spec/devices/requests/\d+/)exactly/(?=(?:{_EXACTLY})(?:$|/))"),
+                              r"\1"),
+}
+
+
+def field_path(kind: str, path: str) -> str:
+    """The v1beta1 spelling of a v1 field path (the same field; unchanged outside the moved subtrees)."""
+    found = _FIELD_PREFIXES.get(kind)
+    return found[0].sub(found[2], path, count=1) if found else path
+
+
+def report(kind: str, errors: list[FieldError]) -> list[FieldError]:
+    """``errors`` (found on the v1 object) as the apiserver reports them for a v1beta1 request."""
+    found = _FIELD_PREFIXES.get(kind)
+    if found is None:
+        return errors
+    prefix, part, _ = found
+    out: list[FieldError] = []
+    for e in errors:
+        m = prefix.match(e.field)
+        tag = next((t for t in DECLARATIVE[part] if t.matches(e.field[m.end():], e)), None) if m else None
+        declared = e if tag is None or tag.instead is None else tag.instead(e)
+        if tag is None or declared is None:
+            out.append(e)
+            continue
+        moved = replace(declared, field=field_path(kind, e.field))
+        if moved not in out:
+            out.append(moved)
+    return out
+
+
+# --- patches -----------------------------------------------------------------------------------
+
+class Untranslatable(ValueError):
+    """A v1 patch operation with no single v1beta1 counterpart (e.g. one that sets ``exactly``)."""
+
+
+def pointer(kind: str, ptr: str) -> str:
+    """The v1beta1 JSON pointer of a v1 one."""
+    found = _POINTER_PREFIXES.get(kind)
+    if found is None:
+        return ptr
+    out = found[0].sub(found[1], ptr, count=1)
+    if kind != "ResourceSlice" and re.search(r"/requests/\d+/exactly$", ptr):
+        raise Untranslatable(f"{ptr}: v1beta1 has no exactly")
+    return out
+
+
+#: kind -> depth-indexed converters of a value found at a pointer of that depth (a device or a
+#: request, and each container above them, takes the v1beta1 shape; deeper values do not differ).
+def _value_converters(kind: str) -> dict[tuple[str, ...], Callable[[Any], Any]]:
+    def each(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        return lambda v: [convert(x) for x in v] if isinstance(v, list) else v
+
+    def devices_of(v: Any) -> Any:
+        return shape.claim_spec_from_v1({"devices": v})["devices"] if isinstance(v, dict) else v
+
+    if kind == "ResourceSlice":
+        return {("spec",): lambda v: shape.slice_spec_from_v1(v) if isinstance(v, dict) else v,
+                ("spec", "devices"): each(shape.device_from_v1), ("spec", "devices", "#"): shape.device_from_v1}
+    base = ("spec", "spec") if kind == "ResourceClaimTemplate" else ("spec",)
+    out: dict[tuple[str, ...], Callable[[Any], Any]] = {
+        (*base, "devices"): devices_of,
+        (*base, "devices", "requests"): each(shape.request_from_v1),
+        (*base, "devices", "requests", "#"): shape.request_from_v1,
+        base: lambda v: shape.claim_spec_from_v1(v) if isinstance(v, dict) else v,
+    }
+    if kind == "ResourceClaimTemplate":
+        out[("spec",)] = lambda v: ({**v, "spec": shape.claim_spec_from_v1(v["spec"])}
+                                    if isinstance(v, dict) and isinstance(v.get("spec"), dict) else v)
+    return out
+
+
+def patch(kind: str, ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A v1 JSON Patch, rewritten to apply to the v1beta1 object the v1 one was converted from.
+
+    Raises ``Untranslatable`` for an operation with no v1beta1 counterpart.
+    """
+    converters = _value_converters(kind)
+    out = []
+    for op in ops:
+        new = {**op, "path": pointer(kind, op["path"])}
+        if "value" in op:
+            tokens = tuple("#" if t.isdigit() else t for t in op["path"].split("/")[1:])
+            if not tokens:
+                new["value"] = shape.from_v1(op["value"]) if isinstance(op["value"], dict) else op["value"]
+            elif (convert := converters.get(tokens)) is not None:
+                new["value"] = convert(op["value"])
+        out.append(new)
+    return out
+
+
+def warning(kind: str, text: str) -> str:
+    """A warning of ours with the v1 field paths in it spelt as in v1beta1."""
+    found = _FIELD_PREFIXES.get(kind)
+    if found is None:
+        return text
+    return re.sub(r"spec\.[^\s,;()]*", lambda m: field_path(kind, m.group(0)), text)
