@@ -15,9 +15,24 @@ from typing import Any
 
 import yaml
 
+from webhook.rules.registry import KINDS as KINDS_BY_KEY
+
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO.parent / "shared" / "corpus" / "corpus.json"
-SERVED = {"resource.k8s.io/v1", "scheduling.k8s.io/v1beta1"}
+
+
+
+def _corpus() -> Path:
+    """``shared/corpus/corpus.json`` beside the repository, or beside a directory above it (a git
+    worktree sits one level further down)."""
+    for d in REPO.parents:
+        if (d / "shared" / "corpus" / "corpus.json").exists():
+            return d / "shared" / "corpus" / "corpus.json"
+    return REPO.parent / "shared" / "corpus" / "corpus.json"
+
+
+CORPUS = _corpus()
+#: Every version of every kind we validate (resource.k8s.io v1, v1beta2, v1beta1; scheduling v1beta1).
+SERVED = {r.api_version(v) for r in KINDS_BY_KEY.values() for v in r.versions if r.group}
 #: Kinds whose validation we claim to match upstream's whole (Pods: only spec.schedulingGroup).
 KINDS = {"ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "PodGroup", "Workload"}
 TABLES = ["tests.rules." + p.stem for p in sorted((REPO / "tests" / "rules").glob("test_*.py"))]

@@ -7,11 +7,16 @@ The apiserver validates a v1beta1 object twice, and the two answers use differen
 - declaratively, from the ``+k8s:`` tags of the v1beta1 types, on the object converted back to
   v1beta1: ``spec.devices[0].basic.taints[0].effect``, ``spec.devices.requests[0].allocationMode``.
 
-Where both check the same thing, the tag's error replaces the handwritten one (for 1.37's beta
-tags; on the fields below, the tags without a stage have no handwritten twin). ``DECLARATIVE``
-lists what v1beta1's tags check inside the two subtrees whose shape differs (a slice device's
+Where both check the same thing, the tag's error replaces the handwritten one (1.37's beta tags
+filter the handwritten errors they cover). Our rules mark their declarative errors, and keep the
+declarative errors a merge left out on the handwritten error that has their field and type
+(``FieldError.declarative``, ``.shadows``); those move to the v1beta1 path. Two tables say the
+rest, read from v1beta1's generated declarative validation: ``DECLARATIVE``, the handwritten
+errors of ours that the apiserver reports through a tag (the same check, so only the tag's error
+is shown), and ``COVERED``, the handwritten errors a tag filters when it fires on the same field
+with its own words. Both speak of the two subtrees whose shape differs (a slice device's
 ``basic``, a request's flattened ``exactly``); every other error keeps its v1 path. The
-differential tests check the table against the real apiserver, and that each entry is met.
+differential tests check this against the real apiserver, and that every entry is met.
 Patches need no such choice: a field is at one place in each version.
 """
 
@@ -22,14 +27,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from webhook.fielderrors import ErrorType, FieldError, invalid
-from webhook.rules.slices.declarative import ATTRIBUTE_MEMBERS
+from webhook.fielderrors import ErrorType, FieldError
 from webhook.versions import v1beta1 as shape
 
 
 @dataclass(frozen=True, slots=True)
 class Tag:
-    """One declarative check of v1beta1, by the errors of ours it corresponds to."""
+    """One check of a v1beta1 tag, by the handwritten errors of ours it corresponds to."""
 
     path: str
     """Regular expression for the path inside a device below ``basic``, or inside a request
@@ -40,9 +44,6 @@ class Tag:
     field and type for another reason."""
     nonempty: bool = False
     """The tag's field is optional: it skips an empty value (the handwritten check does not)."""
-    instead: Callable[[FieldError], FieldError | None] | None = None
-    """For a handwritten error the tag words otherwise: the tag's own error (None when the tag
-    does not fire there, and the handwritten error stands)."""
 
     def matches(self, rest: str, e: FieldError) -> bool:
         return (e.type is self.type and re.fullmatch(self.path, rest) is not None
@@ -53,58 +54,33 @@ class Tag:
 E = ErrorType
 _IDX = r"\[\d+\]"
 _KEY = r"\[[^\]]*\]"
-_UNION = "must specify"
-#: DeviceAttribute's union members, in the order the tag lists them.
-_ATTRIBUTE_UNION = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")
 
-
-def _attribute_union(e: FieldError) -> FieldError | None:
-    """v1beta1's union tag on an attribute our handwritten check found without exactly one value.
-
-    The tag counts a list member only when it has items (the handwritten check counts it when
-    present), so ``{int: 1, ints: []}`` passes the tag and the handwritten error stands."""
-    a = e.value if isinstance(e.value, dict) else {}
-    present = [k for k in _ATTRIBUTE_UNION if (bool(a.get(k)) if k.endswith("s") else a.get(k) is not None)]
-    if len(present) == 1:
-        return None
-    if not present:
-        return invalid(e.field, "", f"must specify one of: {ATTRIBUTE_MEMBERS}")
-    return invalid(e.field, "{" + ", ".join(present) + "}", f"must specify exactly one of: {ATTRIBUTE_MEMBERS}")
-
-
-#: What v1beta1's tags check in the two subtrees whose shape differs, read from its generated
-#: declarative validation.
+#: Handwritten errors of ours that the apiserver reports through a v1beta1 tag, at its path.
 DECLARATIVE: dict[str, tuple[Tag, ...]] = {
     "device": (
-        Tag(rf"attributes{_KEY}", E.INVALID, detail=_UNION),
-        Tag(rf"attributes{_KEY}", E.INVALID, detail="exactly one value must be specified", instead=_attribute_union),
         Tag("consumesCounters", E.TOO_MANY),
         Tag(rf"consumesCounters{_IDX}", E.DUPLICATE),
         Tag(rf"consumesCounters{_IDX}\.counterSet", E.REQUIRED),
         Tag(rf"consumesCounters{_IDX}\.counterSet", E.INVALID),
         Tag(rf"consumesCounters{_IDX}\.counters", E.REQUIRED),
         Tag(rf"consumesCounters{_IDX}\.counters", E.INVALID),
-        Tag(rf"consumesCounters{_IDX}\.compatibilityGroups", E.TOO_MANY),
-        Tag(rf"consumesCounters{_IDX}\.compatibilityGroups{_IDX}", E.INVALID),
-        Tag(rf"consumesCounters{_IDX}\.compatibilityGroups{_IDX}", E.DUPLICATE),
         Tag(rf"taints{_IDX}\.effect", E.REQUIRED),
         Tag(rf"taints{_IDX}\.effect", E.NOT_SUPPORTED),
         Tag("bindingConditions", E.TOO_MANY),
         Tag("bindingFailureConditions", E.TOO_MANY),
-        Tag(rf"nodeAllocatableResources{_KEY}\.mapping", E.INVALID, detail=_UNION),
     ),
     "request": (
         Tag("selectors", E.TOO_MANY),
         Tag("allocationMode", E.NOT_SUPPORTED, nonempty=True),
         Tag(rf"tolerations{_IDX}\.key", E.INVALID),
-        Tag(rf"tolerations{_IDX}\.operator", E.REQUIRED),
         Tag(rf"tolerations{_IDX}\.operator", E.NOT_SUPPORTED),
         Tag(rf"tolerations{_IDX}\.effect", E.NOT_SUPPORTED, nonempty=True),
-        Tag("derivedAttributes", E.TOO_MANY),
-        Tag(rf"derivedAttributes{_IDX}\.name", E.REQUIRED),
-        Tag(rf"derivedAttributes{_IDX}\.name", E.INVALID, detail="(?!must be referenced)"),
-        Tag(rf"derivedAttributes{_IDX}\.expression", E.REQUIRED),
     ),
+}
+#: Handwritten errors of ours that a v1beta1 tag replaces when it fires on the same field.
+COVERED: dict[str, tuple[Tag, ...]] = {
+    "device": (Tag(rf"attributes{_KEY}", E.INVALID, detail="exactly one value must be specified"),),
+    "request": (),
 }
 
 _BASIC = "|".join(shape.BASIC)
@@ -132,23 +108,32 @@ def field_path(kind: str, path: str) -> str:
     return found[0].sub(found[2], path, count=1) if found else path
 
 
+def tag_of(kind: str, e: FieldError, table: dict[str, tuple[Tag, ...]] = DECLARATIVE) -> Tag | None:
+    """The entry of ``table`` a handwritten error (found on the v1 object) meets, if any."""
+    found = _FIELD_PREFIXES.get(kind)
+    m = found[0].match(e.field) if found else None
+    if found is None or m is None:
+        return None
+    return next((t for t in table[found[1]] if t.matches(e.field[m.end():], e)), None)
+
+
 def report(kind: str, errors: list[FieldError]) -> list[FieldError]:
     """``errors`` (found on the v1 object) as the apiserver reports them for a v1beta1 request."""
-    found = _FIELD_PREFIXES.get(kind)
-    if found is None:
+    if kind not in _FIELD_PREFIXES:
         return errors
-    prefix, part, _ = found
     out: list[FieldError] = []
-    for e in errors:
-        m = prefix.match(e.field)
-        tag = next((t for t in DECLARATIVE[part] if t.matches(e.field[m.end():], e)), None) if m else None
-        declared = e if tag is None or tag.instead is None else tag.instead(e)
-        if tag is None or declared is None:
+
+    def add(e: FieldError) -> None:
+        if e not in out:
             out.append(e)
-            continue
-        moved = replace(declared, field=field_path(kind, e.field))
-        if moved not in out:
-            out.append(moved)
+
+    for e in errors:
+        twins = [d for d in e.shadows if field_path(kind, d.field) != d.field]
+        if not (twins and tag_of(kind, e, COVERED)):
+            moves = e.declarative or tag_of(kind, e) is not None
+            add(replace(e, field=field_path(kind, e.field)) if moves else e)
+        for d in twins:
+            add(replace(d, field=field_path(kind, d.field)))
     return out
 
 

@@ -114,15 +114,22 @@ def request_to_v1(req: Any) -> Any:
         return req
     out: Obj = {k: req[k] for k in ("name", "firstAvailable") if req.get(k) is not None}
     if has_exactly_fields(req):
-        # Without a class v1beta1 defaults nothing: the mode stays Go's "" (JSON would leave it
-        # out), and that is what the apiserver validates.
-        exactly: Obj = {"deviceClassName": req.get("deviceClassName") or "",
-                        "allocationMode": req.get("allocationMode") or ""}
-        for k in EXACTLY:
-            if k not in exactly and _go_set(k, req.get(k)) and not (k == "count" and req[k] == 0):
+        exactly: Obj = {"deviceClassName": req.get("deviceClassName") or ""}
+        for k in EXACTLY[1:]:
+            if _go_set(k, req.get(k)) and not _omitted_zero(k, req[k]):
                 exactly[k] = req[k]
+        if not exactly["deviceClassName"]:
+            # v1beta1 defaults the mode and count only for a request naming a class: Go's zero
+            # values stay (JSON would leave them out), and the apiserver validates them.
+            exactly.setdefault("allocationMode", "")
+            exactly.setdefault("count", 0)
         out["exactly"] = exactly
     return out
+
+
+def _omitted_zero(key: str, value: Any) -> bool:
+    """An empty mode or a zero count, which Go's JSON leaves out."""
+    return (key == "allocationMode" and value == "") or (key == "count" and type(value) is int and value == 0)
 
 
 def has_exactly_fields(req: Obj) -> bool:

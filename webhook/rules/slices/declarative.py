@@ -31,6 +31,7 @@ from webhook.fielderrors import (
     FieldPath,
     duplicate,
     invalid,
+    merge_declarative,
     not_supported,
     required,
     too_many,
@@ -52,9 +53,9 @@ COUNTER_SETS_MAX = 8
 
 
 def merge(handwritten: list[FieldError], declarative: list[FieldError]) -> list[FieldError]:
-    """Both lists, a declarative error left out when a handwritten one has its field and reason."""
-    have = {(e.field, e.type) for e in handwritten}
-    return handwritten + [e for e in declarative if (e.field, e.type) not in have]
+    """Both lists, a declarative error left out when a handwritten one has its field and reason
+    (kept on that one's ``shadows``)."""
+    return merge_declarative(handwritten, declarative, dedupe=False)
 
 
 def spec_errors(spec: dict[str, Any], old: dict[str, Any] | None, path: FieldPath,
