@@ -11,6 +11,7 @@ import random
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.builders import review
 from tests.differential.gen_versions import as_v1beta1, older_versions
@@ -20,11 +21,13 @@ from webhook.admission.decode import check as decode_check
 from webhook.admission.pipeline import review as run_review
 from webhook.admission.response import decode_patch
 from webhook.cli.review import review_objects, with_defaults
+from webhook.cli.simulate import simulate_objects
 from webhook.config import Settings
 from webhook.fielderrors import ErrorType, FieldError, invalid, merge_declarative, required
 from webhook.gates import FeatureGates
 from webhook.patch import apply_patch
 from webhook.rules.registry import KINDS
+from webhook.state.files import from_dir
 from webhook.versions import OLDER, older, reporting, v1beta1, versions_of
 
 ALL_ON = {"DRADeviceCompatibilityGroups": True, "DRADerivedAttributes": True, "DRAListTypeAttributes": True,
@@ -310,3 +313,31 @@ def test_every_registered_kind_lists_the_older_versions_it_converts() -> None:
             assert rules.versions == ("v1", *versions_of(rules.kind)), rules.kind
     registered = {r.kind for r in KINDS.values()}
     assert {k for k, _ in OLDER} - registered <= {"DeviceTaintRule"}  # wired when its kind is
+
+
+# --- state and simulate: older versions are taken as the apiserver stores them ------------------
+
+STATE_SLICE = _slice({"name": "gpu-0", "basic": {"attributes": {"model": {"string": "a100"}}}}, nodeName="node-1")
+STATE = [STATE_SLICE,
+         {"apiVersion": "resource.k8s.io/v1beta2", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"},
+          "spec": {"selectors": [{"cel": {"expression": 'device.driver == "d.example.com"'}}]}},
+         {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"},
+          "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}]
+A100 = _claim({"name": "gpu", "deviceClassName": "gpu.example.com",
+               "selectors": [{"cel": {"expression": 'device.attributes["d.example.com"].model == "a100"'}}]})
+
+
+def test_a_state_directory_may_hold_older_versions(tmp_path: Any) -> None:
+    (tmp_path / "state.yaml").write_text(yaml.safe_dump_all(STATE))
+    snap = from_dir(tmp_path)
+    (stored,) = snap.of("ResourceSlice")
+    assert stored["apiVersion"] == V1 and stored["spec"]["devices"] == [
+        {"name": "gpu-0", "attributes": {"model": {"string": "a100"}}}]
+    assert snap.of("DeviceClass")[0]["apiVersion"] == V1
+
+
+def test_simulate_allocates_a_v1beta1_claim_on_a_v1beta1_slice(tmp_path: Any) -> None:
+    (tmp_path / "state.yaml").write_text(yaml.safe_dump_all(STATE))
+    sim = simulate_objects([A100], from_dir(tmp_path), FeatureGates(), None)
+    assert sim.outcome.feasible, sim.outcome.reason_texts()
+    assert [r["device"] for a in sim.outcome.allocations() for r in a["results"]] == ["gpu-0"]

@@ -91,6 +91,17 @@ def older(group: str, kind: str, version: str) -> OlderVersion | None:
     return OLDER.get((kind, version)) if group == GROUP else None
 
 
+def as_stored(obj: Obj) -> Obj:
+    """The v1 object the apiserver stores for ``obj`` when it is in an older version (its
+    version's defaults, then the conversion); any other object as it is."""
+    api_version = obj.get("apiVersion")
+    group, _, version = api_version.rpartition("/") if isinstance(api_version, str) else ("", "", "")
+    conv = older(group, str(obj.get("kind", "")), version)
+    if conv is None:
+        return obj
+    return conv.to_v1(conv.defaults(obj) if conv.defaults is not None else obj)
+
+
 def versions_of(kind: str) -> tuple[str, ...]:
     """The older versions of ``kind`` (newest first), as ``KindRules.versions`` lists them after v1."""
     return tuple(sorted((v for k, v in OLDER if k == kind), reverse=True))
