@@ -68,12 +68,20 @@ def _picker() -> Callable[[int], list[str]]:
     return lambda i: ["all-on", others[i % len(others)]]
 
 
+@pytest.fixture(scope="module")
+def oracle(api_oracle: ApiOracle) -> ApiOracle:
+    """The oracle, prepared once for every object of this module (namespaces in every profile:
+    one kubectl apply per apiserver, seconds each)."""
+    api_oracle.prepare([*(o for _, o in manifests()), *generated(SLICES * scale(), CLAIMS * scale()),
+                        *(r.obj for r in ROWS)])
+    return api_oracle
+
+
 def judge(oracle: ApiOracle, cases: list[tuple[str, dict[str, Any]]]) -> tuple[list[Disagreement], int, int]:
     """Verdicts of every case in two profiles, then the read-back of what both admit:
     (disagreements, comparisons, objects read back at v1)."""
     profs = profiles()
     pick = _picker()
-    oracle.prepare(o for _, o in cases)
     jobs = [(p, cid, o) for i, (cid, o) in enumerate(cases) for p in pick(i)]
     upstream = oracle.create_many([(p, o) for p, _, o in jobs])
     ours = [our_verdict(o, profs[p]) for p, _, o in jobs]
@@ -92,28 +100,27 @@ def judge(oracle: ApiOracle, cases: list[tuple[str, dict[str, Any]]]) -> tuple[l
     return found, total, len(both)
 
 
-def test_manifests_in_older_versions_agree_with_the_apiserver(api_oracle: ApiOracle) -> None:
+def test_manifests_in_older_versions_agree_with_the_apiserver(oracle: ApiOracle) -> None:
     cases = manifests()
     assert len(cases) >= 400, len(cases)
-    found, total, read_back = judge(api_oracle, cases)
+    found, total, read_back = judge(oracle, cases)
     assert not found, report(found, total)
     assert total == 2 * len(cases)
     assert read_back >= len(cases), read_back  # most manifests are valid: most are read back, twice
 
 
-def test_generated_objects_in_older_versions_agree_with_the_apiserver(api_oracle: ApiOracle) -> None:
+def test_generated_objects_in_older_versions_agree_with_the_apiserver(oracle: ApiOracle) -> None:
     objects = generated(SLICES * scale(), CLAIMS * scale())
     cases = [(f"versions#{i}:{o['apiVersion'].rpartition('/')[2]}", o) for i, o in enumerate(objects)]
-    found, total, read_back = judge(api_oracle, cases)
+    found, total, read_back = judge(oracle, cases)
     assert not found, report(found, total)
     assert total == 2 * len(cases) and read_back >= len(cases) // 10, (total, read_back)
 
 
-def test_rows_are_the_apiservers_answers(api_oracle: ApiOracle) -> None:
+def test_rows_are_the_apiservers_answers(oracle: ApiOracle) -> None:
     """``versions_rows``: the recorded causes are upstream's (``tests/test_versions.py`` checks
     ours against them without Go)."""
-    api_oracle.prepare(r.obj for r in ROWS)
-    answers = api_oracle.create_many([("all-on", r.obj) for r in ROWS])
+    answers = oracle.create_many([("all-on", r.obj) for r in ROWS])
     wrong = [f"{r.id}: recorded {sorted(r.causes)}, upstream {sorted(up.causes)} (code {up.code})"
              for r, up in zip(ROWS, answers, strict=True) if up.causes != r.causes or up.allowed != (not r.causes)]
     assert not wrong, "\n".join(wrong)
@@ -135,7 +142,7 @@ def _in_version(edit_v1: Callable[[Obj], Obj | None]) -> Callable[[Obj], Obj]:
     return edit
 
 
-def test_updates_in_older_versions_agree_with_the_apiserver(api_oracle: ApiOracle) -> None:
+def test_updates_in_older_versions_agree_with_the_apiserver(oracle: ApiOracle) -> None:
     profs = profiles()
     olds = [o for _, o in manifests() if our_verdict(o, profs["all-on"]).allowed][:UPDATES * scale()]
     assert len(olds) >= UPDATES, len(olds)
@@ -144,8 +151,7 @@ def test_updates_in_older_versions_agree_with_the_apiserver(api_oracle: ApiOracl
     others = [p for p in profs if p != "all-on"]
     jobs = [(others[i % len(others)] if i % 2 else "all-on", f"{o['apiVersion']}#{i}+{eid}", o, edit)
             for i, o in enumerate(olds) for eid, edit in edits]
-    api_oracle.prepare(olds)
-    answers = api_oracle.update_many([(p, o, edit) for p, _, o, edit in jobs], read_as=V1)
+    answers = oracle.update_many([(p, o, edit) for p, _, o, edit in jobs], read_as=V1)
     found, total = [], 0
     for (p, cid, _, _), (first, new, up) in zip(jobs, answers, strict=True):
         if new is None or first.stored is None or not up.served:
