@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from tests.builders import review
+from tests.defaulting import test_capacity_defaulting as defaulting
 from tests.differential.gen_versions import as_v1beta1, older_versions
 from tests.differential.manifests import CORPUS, manifest_cases
 from tests.differential.versions_rows import ROWS, Row
@@ -341,3 +342,16 @@ def test_simulate_allocates_a_v1beta1_claim_on_a_v1beta1_slice(tmp_path: Any) ->
     sim = simulate_objects([A100], from_dir(tmp_path), FeatureGates(), None)
     assert sim.outcome.feasible, sim.outcome.reason_texts()
     assert [r["device"] for a in sim.outcome.allocations() for r in a["results"]] == ["gpu-0"]
+
+
+# --- capacity defaulting (add and replace ops) on a v1beta1 claim ---------------------------------
+
+@pytest.mark.parametrize(("st", "obj", "want", "warnings"), defaulting.CASES)
+def test_capacity_defaults_patch_the_v1beta1_object(st: Any, obj: dict[str, Any], want: dict[str, str],
+                                                     warnings: list[str]) -> None:
+    """The same defaults as for the v1 claim, as a patch of the v1beta1 object the client sent."""
+    sent = v1beta1.apply_defaults(as_v1beta1(obj))
+    unhurried = Settings(default_timeout_seconds=300, feasibility_timeout_seconds=300)  # a cold CEL compile is slow
+    resp, _ = run_review(review(sent), unhurried, st, endpoint="mutate")
+    after = v1beta1.to_v1(apply_patch(copy.deepcopy(sent), decode_patch(resp)))
+    assert defaulting.requests_after(after, [], template=obj["kind"] == "ResourceClaimTemplate") == want

@@ -154,9 +154,10 @@ def pointer(kind: str, ptr: str) -> str:
     return out
 
 
-#: kind -> depth-indexed converters of a value found at a pointer of that depth (a device or a
-#: request, and each container above them, takes the v1beta1 shape; deeper values do not differ).
 def _value_converters(kind: str) -> dict[tuple[str, ...], Callable[[Any], Any]]:
+    """Pointer tokens (list indexes as ``#``) -> the converter of a value written there: a
+    device or a request, and each container above one, takes the v1beta1 shape; a value below
+    them is the same JSON in both versions."""
     def each(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return lambda v: [convert(x) for x in v] if isinstance(v, list) else v
 
