@@ -10,7 +10,6 @@ v1beta1 needs more than a new ``apiVersion`` (``v1beta1``, ``reporting``). Pure.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -27,10 +26,8 @@ Obj = dict[str, Any]
 
 
 def _relabelled(obj: Obj) -> Obj:
-    """v1beta2 -> v1: the same JSON under a new ``apiVersion``."""
-    out = copy.deepcopy(obj)
-    out["apiVersion"] = f"{GROUP}/{PREFERRED}"
-    return out
+    """v1beta2 -> v1: the same JSON under a new ``apiVersion`` (a new top level, the rest shared)."""
+    return {**obj, "apiVersion": f"{GROUP}/{PREFERRED}"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +41,8 @@ class OlderVersion:
     removed: str
     """The first release that no longer serves it."""
     to_v1: Callable[[Obj], Obj] = _relabelled
-    """The v1 object the apiserver converts it to (a new object)."""
+    """The v1 object the apiserver converts it to (new containers where the shape differs, the
+    input untouched)."""
     defaults: Callable[[Obj], Obj] | None = None
     """The version's own defaults, applied on decode before conversion; None: v1's (the same shape)."""
     report: Callable[[str, list[FieldError]], list[FieldError]] = field(default=lambda kind, errs: errs)

@@ -43,14 +43,16 @@ Obj = dict[str, Any]
 # --- v1beta1 -> v1 ------------------------------------------------------------------------------
 
 def to_v1(obj: Obj) -> Obj:
-    """The v1 object the apiserver makes of a v1beta1 one (a new object; ``obj`` is untouched)."""
+    """The v1 object the apiserver makes of a v1beta1 one: new containers where the shape
+    differs, the unchanged values shared with ``obj`` (which is left untouched; like every
+    object in the pipeline, neither is changed in place)."""
     return _converted(obj, V1, _slice_spec_to_v1, claim_spec_to_v1)
 
 
 def _converted(obj: Obj, api_version: str, slice_spec: Callable[[Obj], Obj],
                claim_spec: Callable[[Obj], Obj]) -> Obj:
-    """A copy of ``obj`` in ``api_version``, its spec converted by the kind's function."""
-    out = copy.deepcopy(obj)
+    """``obj`` in ``api_version``, its spec converted by the kind's function (a new top level)."""
+    out = dict(obj)
     out["apiVersion"] = api_version
     kind = obj.get("kind")
     spec = out.get("spec")
