@@ -76,9 +76,32 @@ def test_update_needs_old_file(tmp_path):
 
 
 def test_unserved_version_passes_with_a_note(tmp_path):
-    old = {**SLICE, "apiVersion": "resource.k8s.io/v1beta1"}
+    old = {**SLICE, "apiVersion": "resource.k8s.io/v1alpha3"}
     r = run("review", "-f", str(write(tmp_path, "s.yaml", old)), "--no-feasibility")
     assert r.returncode == 0 and "is not checked" in r.stdout
+
+
+def test_an_older_served_version_is_converted_judged_and_reported_in_its_own_shape(tmp_path):
+    device = {"name": "d", "basic": {"taints": [{"key": "k", "effect": "Bogus"}]}}
+    bad = {**SLICE, "apiVersion": "resource.k8s.io/v1beta1", "spec": {**SLICE["spec"], "devices": [device]}}
+    r = run("review", "-f", str(write(tmp_path, "s.yaml", bad)), "--no-feasibility", "--strict")
+    assert r.returncode == 1, r.stdout
+    assert "(resource.k8s.io/v1beta1, CREATE): DENIED" in r.stdout
+    assert "spec.devices[0].basic.taints[0].effect: Unsupported value: \"Bogus\"" in r.stdout
+    assert "resource.k8s.io/v1beta1 ResourceSlice is deprecated in v1.35+, unavailable in v1.38+" in r.stdout
+
+
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_json_and_yaml_show_the_converted_object_too(tmp_path, output):
+    device = {"name": "d", "basic": {"attributes": {"model": {"string": "a100"}}}}
+    old = {**SLICE, "apiVersion": "resource.k8s.io/v1beta1", "spec": {**SLICE["spec"], "devices": [device]}}
+    r = run("review", "-f", str(write(tmp_path, "s.yaml", old)), "--no-feasibility", "-o", output)
+    doc = json.loads(r.stdout) if output == "json" else yaml.safe_load(r.stdout)
+    assert r.returncode == 0 and doc["request"]["object"]["spec"]["devices"] == [device]
+    assert doc["converted"]["apiVersion"] == "resource.k8s.io/v1"
+    assert doc["converted"]["spec"]["devices"] == [{"name": "d", "attributes": {"model": {"string": "a100"}}}]
+    plain = run("review", "-f", str(write(tmp_path, "v1.yaml", SLICE)), "--no-feasibility", "-o", output)
+    assert "converted" not in (json.loads(plain.stdout) if output == "json" else yaml.safe_load(plain.stdout))
 
 
 def test_certs_writes_a_verifiable_pair(tmp_path):

@@ -94,14 +94,14 @@ def test_json_of_several_objects_is_a_list_of_reviews(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- 2: strict mode and hints
 
 TYPO = {**slice_named("typo"), "kind": "ResourceSlise"}
-UNSERVED = {**slice_named("old"), "apiVersion": "resource.k8s.io/v1beta2"}
+UNSERVED = {**slice_named("old"), "apiVersion": "resource.k8s.io/v1alpha3"}
 
 
 @pytest.mark.parametrize(("obj", "says"), [
     pytest.param(TYPO, "kind ResourceSlise (resource.k8s.io/v1) is not one dra-webhook checks; "
                        "did you mean ResourceSlice?", id="misspelt-kind"),
-    pytest.param(UNSERVED, "ResourceSlice resource.k8s.io/v1beta2 is not a version dra-webhook checks "
-                           "(it validates resource.k8s.io/v1)", id="unserved-version"),
+    pytest.param(UNSERVED, "ResourceSlice resource.k8s.io/v1alpha3 is not a version dra-webhook checks "
+                           "(it validates resource.k8s.io/v1, v1beta2 and v1beta1)", id="unserved-version"),
 ])
 def test_strict_fails_what_was_not_checked_and_plain_mode_notes_it(tmp_path: Path, obj: dict[str, Any],
                                                                     says: str) -> None:
@@ -157,7 +157,7 @@ def test_junit_has_one_testcase_per_object_and_failures_carry_the_causes(tmp_pat
 def test_cli_prints_warnings_whole(tmp_path: Path) -> None:
     r = run("review", "-f", str(write(tmp_path / "s.yaml", UNSERVED)), "--no-feasibility")
     note = [w for w in r.stdout.splitlines() if "is not checked" in w]
-    assert note and note[0].endswith("(the version Kubernetes 1.37 serves)") and len(note[0].strip()) > 120
+    assert note and note[0].endswith("(the versions Kubernetes 1.37 can serve)") and len(note[0].strip()) > 120
 
 
 def test_feasibility_warnings_name_claim_request_and_class_and_only_selectable_devices() -> None:

@@ -1,4 +1,4 @@
-"""Every published manifest the corpus marks valid, in a version 1.37 serves, is admitted end to end.
+"""Every published manifest the corpus marks valid, in a version 1.37 can serve, is admitted end to end.
 
 This runs the whole pipeline as `dra-webhook review` does (apiserver defaults, mutate, validate the
 mutated object) with the entry's gates (plus GenericWorkload for scheduling kinds). A false
@@ -8,17 +8,14 @@ denial of a real manifest is the worst mistake a validating webhook can make.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from tests.differential.manifests import CORPUS, SERVED
 from webhook.admission.pipeline import review
 from webhook.cli.review import build_review, with_defaults
 from webhook.config import Settings
 from webhook.gates import FeatureGates
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "corpus.json"
-SERVED = {"resource.k8s.io/v1", "scheduling.k8s.io/v1beta1"}
 
 
 def _entries():

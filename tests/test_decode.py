@@ -17,6 +17,9 @@ SLICE: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSl
                          "spec": {"driver": "gpu.example.com", "nodeName": "n1",
                                   "pool": {"name": "p", "resourceSliceCount": 1},
                                   "devices": [{"name": "d", "capacity": {"memory": {"value": "1Gi"}}}]}}
+SLICE_V1BETA1: dict[str, Any] = {**SLICE, "apiVersion": "resource.k8s.io/v1beta1",
+                                  "spec": {**SLICE["spec"], "devices": [{"name": "d", "basic": {
+                                      "capacity": {"memory": {"value": "1Gi"}}}}]}}
 PODGROUP: dict[str, Any] = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
                             "metadata": {"name": "g", "namespace": "default"},
                             "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}
@@ -40,8 +43,10 @@ def edit(base: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     pytest.param(edit(SLICE, "spec.nodeName", None), id="null-is-the-zero-value"),
     pytest.param({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"x": 1}},
                  id="kinds-we-do-not-decode-pass"),
-    pytest.param({"apiVersion": "resource.k8s.io/v1beta2", "kind": "ResourceSlice", "whatever": 1},
+    pytest.param({"apiVersion": "resource.k8s.io/v1alpha3", "kind": "ResourceSlice", "whatever": 1},
                  id="unserved-version-passes"),
+    pytest.param(edit(SLICE_V1BETA1, "spec.devices.0.basic.attributes", {"a": {"int": 1}}), id="v1beta1-basic-device"),
+    pytest.param({**SLICE, "apiVersion": "resource.k8s.io/v1beta2"}, id="v1beta2-has-v1s-shape"),
     pytest.param(edit(PODGROUP, "metadata.creationTimestamp", "2026-01-02T03:04:05Z"), id="rfc3339-time"),
     pytest.param(edit(SLICE, "spec.devices.0.capacity.memory.value", "Gi"), id="quantity-without-digits-is-zero"),
     pytest.param(edit(SLICE, "spec.devices.0.capacity.memory.value", " 2Gi "), id="quantity-spaces-trimmed"),
@@ -76,6 +81,11 @@ def test_decodable(obj: dict[str, Any]):
                  "spec.pool.generation: cannot decode a JSON number as an integer", id="integer-past-int64"),
     pytest.param(edit(SLICE, "spec.devices.0.attributes", {"a": {"int": -(2**63) - 1}}), False,
                  "cannot decode a JSON number as an integer", id="integer-below-int64"),
+    pytest.param({**SLICE, "apiVersion": "resource.k8s.io/v1beta1"}, True,
+                 'ResourceSlice in version "v1beta1" cannot be handled as a ResourceSlice: strict decoding error: '
+                 'unknown field "spec.devices[0].capacity"', id="v1-device-sent-as-v1beta1"),
+    pytest.param({**SLICE_V1BETA1, "apiVersion": "resource.k8s.io/v1"}, True,
+                 'unknown field "spec.devices[0].basic"', id="v1beta1-device-sent-as-v1"),
     pytest.param(edit(edit(SLICE, "spec.pool", "p"), "spec.bogus", 1), False,
                  "spec.pool: cannot decode a JSON string as an object", id="type-errors-come-before-unknown-fields"),
 ])

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ["docs/feasibility.md", "docs/gate-experiments.md"]
+DOCS = ["docs/feasibility.md", "docs/gate-experiments.md", "docs/driver-ci.md"]
 
 
 def transcripts():
     """(doc, command, expected output, expected exit code or None) for every ``$ dra-webhook`` block."""
     for doc in DOCS:
         text = (ROOT / doc).read_text()
-        for block in re.findall(r"```\n(.*?)```", text, flags=re.S):
-            if not block.startswith("$ dra-webhook "):
+        for lang, block in re.findall(r"^```(\w*)\n(.*?)^```", text, flags=re.S | re.M):
+            if lang or not block.startswith("$ dra-webhook "):
                 continue
             lines = block.rstrip("\n").split("\n")
             cmd = lines.pop(0)

@@ -26,7 +26,8 @@ PURE = ["webhook.fielderrors", "webhook.quantity", "webhook.gates", "webhook.pat
         "webhook.rules.claims.resourceclaim", "webhook.rules.claims.resourceclaimtemplate",
         "webhook.rules.scheduling.podgroup", "webhook.rules.scheduling.workload",
         "webhook.rules.scheduling.pod", "webhook.admission", "webhook.admission.pipeline", "webhook.allocator",
-        "webhook.allocator.feasibility", "webhook.cel", "webhook.defaulting"]
+        "webhook.allocator.feasibility", "webhook.cel", "webhook.defaulting", "webhook.versions",
+        "webhook.versions.reporting"]
 FORBIDDEN = ("flask", "kubernetes", "gunicorn", "werkzeug")
 
 LOWER = ("webhook.rules", "webhook.allocator", "webhook.cel", "webhook.state")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from dataclasses import field as member
 from enum import StrEnum
 from typing import Any
 
@@ -118,12 +119,21 @@ def escape_pointer(token: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class FieldError:
-    """One field error: where, what kind, the bad value and a detail text."""
+    """One field error: where, what kind, the bad value and a detail text.
+
+    Two facts ride along without taking part in equality or rendering: whether the error comes
+    from upstream's declarative checks (the API's ``+k8s:`` tags) rather than its handwritten
+    ones, and the declarative errors a merge left out because this one has their field and type.
+    A v1 answer never shows them; an older version's does (``webhook.versions``), because
+    upstream reports declarative errors at that version's paths.
+    """
 
     type: ErrorType
     field: str
     value: Any = OMIT
     detail: str = ""
+    declarative: bool = member(default=False, compare=False, repr=False)
+    shadows: tuple[FieldError, ...] = member(default=(), compare=False, repr=False)
 
     def body(self) -> str:
         """The message without the field, as a status cause carries it (upstream ``ErrorBody``)."""
@@ -140,6 +150,23 @@ class FieldError:
     def cause(self) -> dict[str, str]:
         """The ``status.details.causes[]`` entry for this error."""
         return {"reason": self.type.value, "message": self.body(), "field": self.field}
+
+
+def merge_declarative(handwritten: list[FieldError], declarative: Iterable[FieldError], *,
+                      dedupe: bool = True) -> list[FieldError]:
+    """The handwritten errors, then each declarative one (marked ``declarative``) that does not
+    repeat a handwritten error's field and type; a repeat is kept on that error's ``shadows``.
+    With ``dedupe``, a declarative error repeating an earlier declarative one is dropped too."""
+    out = list(handwritten)
+    first = {(e.field, e.type): i for i, e in reversed(list(enumerate(out)))}
+    for d in declarative:
+        i = first.get((d.field, d.type))
+        if i is not None and i < len(handwritten):
+            out[i] = replace(out[i], shadows=(*out[i].shadows, d))
+        elif i is None or not dedupe:
+            first.setdefault((d.field, d.type), len(out))
+            out.append(d if d.declarative else replace(d, declarative=True))
+    return out
 
 
 def render_value(value: Any) -> str:

@@ -19,10 +19,15 @@ from typing import Any
 
 import requests
 
-GROUP_VERSIONS = ("apis/resource.k8s.io/v1", "apis/scheduling.k8s.io/v1beta1")
-KINDS = {("resource.k8s.io", "v1", k) for k in ("ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
-                                                 "DeviceClass")}
-KINDS |= {("scheduling.k8s.io", "v1beta1", k) for k in ("PodGroup", "Workload")}
+
+def _kinds() -> set[tuple[str, str, str]]:
+    """(group, version, kind) of every version of every kind we validate (the rules registry)."""
+    from webhook.rules.registry import KINDS as REGISTRY
+    return {(r.group, v, r.kind) for r in REGISTRY.values() if r.group for v in r.versions}
+
+
+KINDS = _kinds()
+GROUP_VERSIONS = tuple(sorted({f"apis/{g}/{v}" for g, v, _ in KINDS}))
 #: Named schemas with a JSON form of their own (custom marshalling in Go).
 SPECIAL = {
     "io.k8s.apimachinery.pkg.api.resource.Quantity": {"t": "quantity"},

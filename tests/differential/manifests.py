@@ -15,9 +15,26 @@ from typing import Any
 
 import yaml
 
+from webhook.rules.registry import KINDS as KINDS_BY_KEY
+
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO.parent / "shared" / "corpus" / "corpus.json"
-SERVED = {"resource.k8s.io/v1", "scheduling.k8s.io/v1beta1"}
+
+
+
+def _corpus() -> Path:
+    """``shared/corpus/corpus.json`` beside the repository, or beside a directory above it (a git
+    worktree sits one level further down)."""
+    for d in REPO.parents:
+        if (d / "shared" / "corpus" / "corpus.json").exists():
+            return d / "shared" / "corpus" / "corpus.json"
+    return REPO.parent / "shared" / "corpus" / "corpus.json"
+
+
+CORPUS = _corpus()
+#: Every version of every kind we validate (resource.k8s.io v1, v1beta2, v1beta1; scheduling v1beta1).
+SERVED = frozenset(r.api_version(v) for r in KINDS_BY_KEY.values() for v in r.versions if r.group)
+#: The version of each kind the rules judge; the others are converted to it (`test_versions_diff`).
+PREFERRED = frozenset(r.api_version() for r in KINDS_BY_KEY.values() if r.group)
 #: Kinds whose validation we claim to match upstream's whole (Pods: only spec.schedulingGroup).
 KINDS = {"ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "PodGroup", "Workload"}
 TABLES = ["tests.rules." + p.stem for p in sorted((REPO / "tests" / "rules").glob("test_*.py"))]
@@ -62,8 +79,9 @@ def _yaml_docs(text: str) -> list[Any]:
         return []
 
 
-def manifest_cases() -> list[tuple[str, dict[str, Any]]]:
-    """(case id, object) for every object of a kind we validate, deduplicated by content."""
+def manifest_cases(versions: frozenset[str] = PREFERRED) -> list[tuple[str, dict[str, Any]]]:
+    """(case id, object) for every object of a kind we validate in one of ``versions``,
+    deduplicated by content."""
     found: list[tuple[str, dict[str, Any]]] = []
     for e in json.loads(CORPUS.read_text()):
         found.append((f"corpus:{e['id']}", e["object"]))
@@ -81,7 +99,7 @@ def manifest_cases() -> list[tuple[str, dict[str, Any]]]:
     seen: set[str] = set()
     out = []
     for cid, o in found:
-        if not _is_case(o):
+        if not _is_case(o) or o["apiVersion"] not in versions:
             continue
         key = json.dumps(o, sort_keys=True)
         if key not in seen:

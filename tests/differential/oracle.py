@@ -119,7 +119,12 @@ class ApiOracle:
         return s
 
     def _url(self, profile: str, obj: Mapping[str, Any], name: str | None = None) -> str:
+        """The object's URL, in its own version when that is another of the kind's group."""
         base, plural, namespaced = RESOURCES[str(obj.get("kind"))]
+        group = base.split("/")[2] if base.startswith("/apis/") else ""
+        api_version = obj.get("apiVersion")
+        if group and isinstance(api_version, str) and api_version.startswith(group + "/"):
+            base = "/apis/" + api_version
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
         ns = f"/namespaces/{meta.get('namespace') or 'default'}" if namespaced else ""
         tail = f"/{name}" if name else ""
@@ -137,13 +142,15 @@ class ApiOracle:
         """Upstream's verdict on a server-side dry-run create."""
         return _verdict(self._send("POST", self._url(profile, obj), obj))
 
-    def update(self, profile: str, old: Mapping[str, Any], edit: Callable[[dict[str, Any]], dict[str, Any]]
-               ) -> tuple[Verdict, dict[str, Any] | None, Verdict]:
+    def update(self, profile: str, old: Mapping[str, Any], edit: Callable[[dict[str, Any]], dict[str, Any]],
+               read_as: str | None = None) -> tuple[Verdict, dict[str, Any] | None, Verdict]:
         """Store ``old`` for real, then dry-run an update to ``edit(stored copy)`` against it.
 
         (old's verdict, the edited object sent, its verdict). The edit works on what the apiserver
         stored, as `kubectl edit` does, so server-set fields stay as a real client keeps them. Each
         pair gets a unique name, so concurrent pairs never meet; the stored object is deleted after.
+        With ``read_as`` (an apiVersion) the update is made for real and its verdict carries the
+        object read back in that version (how the apiserver converts what it stored).
         """
         unique = f"diff-{next(self._names)}"
         old = _renamed(old, unique)
@@ -152,20 +159,48 @@ class ApiOracle:
             return first, None, Verdict(False, code=0, message="old object not stored")
         try:
             new = edit(json.loads(json.dumps(first.stored)))
-            second = _verdict(self._send("PUT", self._url(profile, old, unique), new))
+            second = _verdict(self._send("PUT", self._url(profile, old, unique), new, dry_run=read_as is None))
+            if read_as is not None and second.allowed:
+                second = self._read(profile, old, unique, read_as, second)
         finally:
             self._send("DELETE", self._url(profile, old, unique), None, dry_run=False)
         return first, new, second
 
+    def _read(self, profile: str, obj: Mapping[str, Any], name: str, api_version: str, made: Verdict) -> Verdict:
+        """``made`` (a verdict that stored ``name``) with the object read back in ``api_version``."""
+        try:
+            r = self._session().get(self._url(profile, {**obj, "apiVersion": api_version}, name),
+                                    timeout=REQUEST_TIMEOUT)
+        except requests.RequestException as e:
+            raise OracleError(f"GET {name}: {e}") from e
+        read = _verdict(r)
+        return Verdict(read.allowed, stored=read.stored, code=made.code, message=read.message)
+
+    def stored_as(self, profile: str, obj: Mapping[str, Any], name: str, api_version: str) -> Verdict:
+        """Store ``obj`` for real as ``name``, read it back in ``api_version`` and delete it: the
+        verdict with the object as read back (how the apiserver converts what it stored)."""
+        obj = _renamed(obj, name)
+        made = _verdict(self._send("POST", self._url(profile, obj), obj, dry_run=False))
+        if not made.allowed:
+            return made
+        try:
+            return self._read(profile, obj, name, api_version, made)
+        finally:
+            self._send("DELETE", self._url(profile, obj, name), None, dry_run=False)
+
     # -- bulk ----------------------------------------------------------------------------------
+
+    def stored_as_many(self, jobs: Sequence[tuple[str, Mapping[str, Any], str]], api_version: str) -> list[Verdict]:
+        """``stored_as`` of many (profile, object, name) jobs, in parallel; answers in job order."""
+        return list(self._pool.map(lambda j: self.stored_as(*j, api_version), jobs))
 
     def create_many(self, jobs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Verdict]:
         """Dry-run creates of many (profile, object) jobs, in parallel; answers in job order."""
         return list(self._pool.map(lambda j: self.create(*j), jobs))
 
-    def update_many(self, jobs: Sequence[tuple[str, Mapping[str, Any], Callable[[dict[str, Any]], dict[str, Any]]]]
-                    ) -> list[tuple[Verdict, dict[str, Any] | None, Verdict]]:
-        return list(self._pool.map(lambda j: self.update(*j), jobs))
+    def update_many(self, jobs: Sequence[tuple[str, Mapping[str, Any], Callable[[dict[str, Any]], dict[str, Any]]]],
+                    read_as: str | None = None) -> list[tuple[Verdict, dict[str, Any] | None, Verdict]]:
+        return list(self._pool.map(lambda j: self.update(*j, read_as=read_as), jobs))
 
     def prepare(self, objects: Iterable[Mapping[str, Any]]) -> None:
         """Create, in every profile, what objects need around them: their namespaces (labelled for

@@ -23,8 +23,10 @@ from tests.rig.procs import Proc, ProcError, free_port, port_open
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("UPSTREAM_BIN", REPO / ".cache" / "upstream" / "bin"))
 BUILD_TIMEOUT = 3600
-#: Every API group/version the webhook handles must be served, beta ones included.
-RUNTIME_CONFIG = "resource.k8s.io/v1=true,scheduling.k8s.io/v1beta1=true"
+#: Every API group/version the webhook handles must be served, beta ones included; resource.k8s.io
+#: v1beta1 and v1beta2 too (off by default in 1.37), so their conversion can be compared.
+RUNTIME_CONFIG = ("resource.k8s.io/v1=true,resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true,"
+                  "scheduling.k8s.io/v1beta1=true")
 
 
 class RigError(RuntimeError):

@@ -38,6 +38,7 @@ _SCHEMA: dict[str, Any] = {
                         "kind": {"type": "string", "minLength": 1},
                     },
                 },
+                "requestKind": {"type": "object"},
                 "resource": {"type": "object"},
                 "subResource": {"type": "string"},
                 "name": {"type": "string"},
@@ -138,6 +139,15 @@ class AdmissionRequest:
     obj: dict[str, Any] | None
     old: dict[str, Any] | None
     dry_run: bool
+    request_version: str = ""
+    """The version the client sent (``requestKind``) when it is another version of the same kind:
+    with ``matchPolicy: Equivalent`` the apiserver converts the object to the version the webhook
+    registered, and what we report should read as the client's version. "" when the same."""
+
+    @property
+    def reporting_version(self) -> str:
+        """The version the client wrote the object in: errors and warnings are worded for it."""
+        return self.request_version or self.version
 
     @property
     def display_name(self) -> str:
@@ -167,6 +177,9 @@ def parse_review(doc: Any) -> AdmissionRequest:
     op = req["operation"]
     if op in ("CREATE", "UPDATE") and obj is None:
         raise BadReview(f"request.object is required for {op}")
+    rk = req.get("requestKind")
+    request_version = rk.get("version") if isinstance(rk, dict) and rk.get("group") == kind.get("group", "") \
+        and rk.get("kind") == kind["kind"] and rk.get("version") != kind.get("version", "") else ""
     return AdmissionRequest(
         uid=req["uid"],
         group=kind.get("group", ""),
@@ -179,6 +192,7 @@ def parse_review(doc: Any) -> AdmissionRequest:
         obj=obj,
         old=old,
         dry_run=bool(req.get("dryRun")),
+        request_version=request_version if isinstance(request_version, str) else "",
     )
 
 

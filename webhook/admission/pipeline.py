@@ -3,14 +3,16 @@
 Used by the HTTP server (``/mutate``, ``/validate``) and by ``dra-webhook review``; the two
 shells only choose which parts of the outcome go into the response. Per-kind facts come from
 the rules registry; the cluster state is read once per request (one ``StateView``) and handed
-to every step. Pure apart from the clock used for the deadline: no Flask, no network.
+to every step. An object in an older served version (``webhook.versions``) is converted to v1
+first and judged there; the answer is put back into the version that came in. Pure apart from
+the clock used for the deadline: no Flask, no network.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from webhook.admission.envelope import AdmissionRequest, parse_review
@@ -24,6 +26,8 @@ from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
 from webhook.rules.registry import rules_for
 from webhook.state.base import StateSource, StateView
+from webhook.versions import PREFERRED, OlderVersion, older
+from webhook.versions.reporting import Untranslatable
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +42,10 @@ class Outcome:
     handled: bool = False
     errors: list[FieldError] = field(default_factory=list)
     patch: list[dict[str, Any]] = field(default_factory=list)
+    """Applies to the object as it was sent (in its version)."""
     mutated: dict[str, Any] | None = None
+    """The object as validated: with the patch applied, and converted to v1 when it came in an
+    older version."""
     mutation_warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     feasibility: list[str] = field(default_factory=list)
@@ -77,9 +84,27 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
         return out
     if req.version and not rules.serves(req.version):
         out.notes.append(f"{req.kind} {req.group}/{req.version} is not checked; "
-                         f"dra-webhook validates {rules.api_version()} (the version Kubernetes 1.37 serves)")
+                         f"dra-webhook validates {rules.served()} (the versions Kubernetes 1.37 can serve)")
         return out
     out.handled = True
+    sent = older(req.group, req.kind, req.version)
+    told = older(req.group, req.kind, req.reporting_version)
+    judged = req if sent is None else replace(
+        req, version=PREFERRED, obj=sent.to_v1(req.obj), old=sent.to_v1(req.old) if req.old is not None else None)
+    _judge(out, rules, judged, settings, state, deadline=deadline, endpoint=endpoint)
+    if sent is not None:
+        _put_back(out, sent, judged)
+    if told is not None:
+        out.errors = told.report(req.kind, out.errors)
+        out.mutation_warnings = [told.warning_paths(req.kind, w) for w in out.mutation_warnings]
+        if endpoint == "review" and (note := told.deprecation()):
+            out.notes.insert(0, note)  # the apiserver's own warning; in a cluster it sends it itself
+    return out
+
+
+def _judge(out: Outcome, rules: KindRules, req: AdmissionRequest, settings: Settings,
+           state: StateSource | None, *, deadline: float | None, endpoint: Endpoint) -> None:
+    """Mutate, validate, warnings and feasibility of ``req`` (in the version the rules judge)."""
     view = StateView.of(state) if state is not None else None
     ctx = RuleContext(gates=settings.gates, operation=req.operation, old=req.old,
                       subresource=req.subresource, dry_run=req.dry_run)
@@ -89,7 +114,7 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
     out.mutation_warnings = mutation.warnings
     out.mutated = obj
     if endpoint == "mutate":
-        return out
+        return
     if ctx.is_update() and req.old is not None:
         out.errors = list(rules.validate_update(obj, req.old, ctx))
     else:
@@ -100,7 +125,18 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
             req.operation == "CREATE" or req.dry_run) and req.subresource == "":
         out.feasibility = _feasibility(obj, settings, view, deadline)
         out.feasibility_checked = True
-    return out
+
+
+def _put_back(out: Outcome, sent: OlderVersion, judged: AdmissionRequest) -> None:
+    """The v1 patch as a patch of the object in the version it was sent in. One with no
+    counterpart there is our bug: logged, and the object goes through unpatched (never a bad
+    patch for the apiserver)."""
+    try:
+        out.patch = sent.patch(judged.kind, out.patch)
+    except Untranslatable:
+        log.exception("internal error: patch has no %s form (uid=%s kind=%s)", sent.version, judged.uid,
+                      judged.kind)
+        out.patch, out.mutation_warnings, out.mutated = [], [], judged.obj
 
 
 def _mutate(rules: KindRules, req: AdmissionRequest, ctx: RuleContext, settings: Settings,

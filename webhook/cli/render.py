@@ -73,9 +73,14 @@ def reviews(results: list[Result], output: str) -> tuple[str, list[str]]:
 
 
 def review_doc(r: Reviewed) -> dict[str, Any]:
-    """The AdmissionReview with both the request we built and the response."""
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": r.request,
-            "response": r.answer.review["response"]}
+    """The AdmissionReview with both the request we built and the response; for an object in an
+    older version (resource.k8s.io v1beta1, v1beta2) also ``converted``, the v1 object it was
+    judged as."""
+    doc = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": r.request,
+           "response": r.answer.review["response"]}
+    if (converted := r.converted) is not None:
+        doc["converted"] = converted
+    return doc
 
 
 def yaml_dump(doc: Any) -> str:

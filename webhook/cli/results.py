@@ -35,6 +35,16 @@ class Reviewed:
         """Denied, or (with ``--strict``) not checked."""
         return not self.answer.allowed or (self.strict and bool(self.problem))
 
+    @property
+    def converted(self) -> dict[str, Any] | None:
+        """The v1 object an object in an older version was judged as (converted as the apiserver
+        converts it, the patch applied); None when it came in the version the rules judge."""
+        judged = self.outcome.mutated
+        sent = self.request.get("object")
+        if judged is None or not isinstance(sent, dict) or judged.get("apiVersion") == sent.get("apiVersion"):
+            return None
+        return judged
+
 
 @dataclass(frozen=True)
 class Skipped:

@@ -36,6 +36,7 @@ from webhook.config import Settings
 from webhook.rules.registry import KINDS, rules_for
 from webhook.state.base import StateSource
 from webhook.state.files import load_objects_from_file
+from webhook.versions import older
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -76,12 +77,15 @@ def split_api_version(api_version: str) -> tuple[str, str]:
 
 
 def with_defaults(obj: dict[str, Any]) -> dict[str, Any]:
-    """The object with the apiserver's defaults applied (when we have rules for its kind)."""
+    """The object with the defaults the apiserver applies on decode, in the object's own version
+    (when we have rules for its kind and version)."""
     group, version = split_api_version(str(obj.get("apiVersion", "")))
-    rules = rules_for(group, str(obj.get("kind", "")))
-    if rules is None or version not in ("v1", "v1beta1"):
+    kind = str(obj.get("kind", ""))
+    rules = rules_for(group, kind)
+    if rules is None or not rules.serves(version):
         return obj
-    return rules.apply_defaults(obj)
+    conv = older(group, kind, version)
+    return conv.defaults(obj) if conv is not None and conv.defaults is not None else rules.apply_defaults(obj)
 
 
 def build_review(obj: dict[str, Any], old: dict[str, Any] | None, operation: str,
@@ -152,7 +156,7 @@ def not_checked(out: Outcome) -> str:
         return f"kind {req.kind} ({'/'.join(filter(None, (req.group, req.version)))}) is not one dra-webhook " \
                f"checks" + (f"; did you mean {hint}?" if hint else "")
     return f"{req.kind} {req.group}/{req.version} is not a version dra-webhook checks (it validates " \
-           f"{rules.api_version()})"
+           f"{rules.served()})"
 
 
 def did_you_mean(kind: str) -> str:

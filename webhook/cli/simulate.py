@@ -31,6 +31,7 @@ from webhook.rules.context import RuleContext
 from webhook.rules.registry import by_kind, feasibility_kinds
 from webhook.state.base import ClusterSnapshot
 from webhook.state.files import load_objects_from_file
+from webhook.versions import as_stored
 
 STEPS_MAX = 1_000_000
 TIMEOUT_SECONDS = 60.0
@@ -86,12 +87,14 @@ def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot,
 
 
 def _as_stored(obj: dict[str, Any], gates: FeatureGates) -> dict[str, Any]:
-    """``obj`` as a CREATE would store it: the apiserver's defaults, then the gate strips."""
+    """``obj`` as a CREATE would store it: the apiserver's defaults (and, for an older version,
+    the conversion to v1), then the gate strips."""
     rules = by_kind(str(obj.get("kind")))
     if rules is None:
         return obj
     status = obj.get("status")
-    obj = rules.apply_defaults(obj)
+    converted = as_stored(obj)
+    obj = converted if converted is not obj else rules.apply_defaults(obj)
     mutation = rules.mutate(obj, RuleContext(gates))
     try:
         stored: dict[str, Any] = apply_patch(obj, mutation.ops) if mutation.ops else obj

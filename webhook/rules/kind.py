@@ -39,7 +39,8 @@ class KindRules:
     """API group ("" for the core group)."""
     kind: str
     versions: tuple[str, ...]
-    """The versions Kubernetes 1.37 serves and we validate; the first is the preferred one."""
+    """The versions Kubernetes 1.37 can serve and we validate; the first is the preferred one,
+    the one the rules judge. Any other is converted to it first (``webhook.versions``)."""
     namespaced: bool
     plural: str
     """The resource name in URLs and in ``AdmissionRequest.resource``."""
@@ -68,6 +69,11 @@ class KindRules:
     def serves(self, version: str) -> bool:
         """Whether ``version`` is one we validate."""
         return version in self.versions
+
+    def served(self) -> str:
+        """The versions in words, preferred first: ``resource.k8s.io/v1, v1beta2 and v1beta1``."""
+        names = [self.api_version(), *self.versions[1:]]
+        return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
     def api_version(self, version: str = "") -> str:
         """``group/version`` (just ``version`` for the core group), the preferred version by default."""

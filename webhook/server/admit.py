@@ -156,11 +156,14 @@ def record(metrics: Instruments, endpoint: Endpoint, req: AdmissionRequest, out:
     if not log.isEnabledFor(logging.INFO):
         return
     extra: dict[str, Any] = {
-        "uid": req.uid, "kind": req.kind, "object_name": req.display_name, "namespace": req.namespace,
+        "uid": req.uid, "kind": req.kind, "version": req.version, "object_name": req.display_name,
+        "namespace": req.namespace,
         "operation": req.operation, "webhook": endpoint, "decision": decision,
         "dry_run": req.dry_run, "patched": bool(answer.patch),
         "warnings": len(answer.warnings), "latency_ms": round(elapsed * 1000, 2),
     }
+    if req.request_version:  # matchPolicy Equivalent: the client wrote another version
+        extra["request_version"] = req.request_version
     if not answer.allowed:
         # Paths only, map keys masked: a key (label, attribute name) is object content too.
         extra["causes"] = [_MAP_KEY.sub("[*]", f) for f in answer.causes][:20]

@@ -14,6 +14,7 @@ import yaml
 from webhook import BadInput
 from webhook.state.base import KINDS, ClusterSnapshot
 from webhook.state.compact import COMPACT_KINDS, Compactor
+from webhook.versions import as_stored
 
 log = logging.getLogger(__name__)
 
@@ -144,8 +145,9 @@ def from_dir(path: str | Path, version: int = 1) -> ClusterSnapshot:
     """Every object in every ``*.yaml``/``*.yml``/``*.json`` under ``path`` (recursively).
 
     Kinds the state does not use are ignored with a log line; slices and nodes are stored
-    compacted (``compact.py``); an empty List is an empty state. Raises BadInput for an
-    unreadable directory or file.
+    compacted (``compact.py``); an empty List is an empty state. An object in an older
+    resource.k8s.io version (v1beta1, v1beta2) is stored as the apiserver stores it, in v1. Raises
+    BadInput for an unreadable directory or file.
     """
     root = Path(path)
     if not root.is_dir():
@@ -157,7 +159,7 @@ def from_dir(path: str | Path, version: int = 1) -> ClusterSnapshot:
     objs: list[dict[str, Any]] = []
     compactor = Compactor(max_entries=sys.maxsize)  # one state: shared across its files, then dropped
     for f in files_under(root):
-        for o in load_objects_from_file(f, empty_lists=True):
+        for o in map(as_stored, load_objects_from_file(f, empty_lists=True)):
             if o.get("kind") in COMPACT_KINDS:
                 objs.append(compactor.object(o))
             elif o.get("kind") in KINDS:

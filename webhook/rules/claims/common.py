@@ -17,6 +17,7 @@ from webhook.fielderrors import (
     forbidden,
     internal,
     invalid,
+    merge_declarative,
     not_supported,
     required,
     too_long,
@@ -62,14 +63,9 @@ def name_of(item: Any) -> Any:
 
 def merge(by_hand: list[FieldError], declarative: Sequence[FieldError]) -> list[FieldError]:
     """The apiserver's answer: the handwritten errors, then each declarative one that does not
-    repeat a handwritten error's field and reason (upstream replaces the covered one with it)."""
-    seen = {(e.field, e.type) for e in by_hand}
-    out = list(by_hand)
-    for e in declarative:
-        if (e.field, e.type) not in seen:
-            seen.add((e.field, e.type))
-            out.append(e)
-    return out
+    repeat a handwritten error's field and reason (upstream replaces the covered one with it;
+    the repeat is kept on its ``shadows``)."""
+    return merge_declarative(by_hand, declarative)
 
 
 def is_str(value: Any) -> bool:

@@ -85,7 +85,7 @@ def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
 META = meta.MetaRules(generate_name_checked=False, generation_set_on_create=True, unconditional_update=True)
 
 RULES = KindRules(
-    group="resource.k8s.io", kind="DeviceClass", versions=("v1",), namespaced=False,
+    group="resource.k8s.io", kind="DeviceClass", versions=("v1", "v1beta2", "v1beta1"), namespaced=False,
     plural="deviceclasses", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
     validate_update=validate_update, warnings=warnings,
 )

@@ -26,10 +26,10 @@ def default_claim_spec(spec: Any) -> None:
         if not isinstance(req, dict):
             continue
         if isinstance(req.get("exactly"), dict):
-            _default_request(req["exactly"])
+            default_request(req["exactly"])
         for sub in _list(req.get("firstAvailable")):
             if isinstance(sub, dict):
-                _default_request(sub)
+                default_request(sub)
 
 
 def default_claim_status(status: Any) -> None:
@@ -43,11 +43,18 @@ def default_claim_status(status: Any) -> None:
                 tol["operator"] = "Equal"
 
 
-def _default_request(r: dict[str, Any]) -> None:
+def default_request(r: dict[str, Any]) -> None:
+    """Upstream's request defaults, in place: ``allocationMode`` ExactCount, then ``count`` 1,
+    and each toleration's operator."""
     if r.get("allocationMode") in (None, ""):
         r["allocationMode"] = "ExactCount"
     if r["allocationMode"] == "ExactCount" and r.get("count") in (None, 0):
         r["count"] = 1
+    default_tolerations(r)
+
+
+def default_tolerations(r: dict[str, Any]) -> None:
+    """Every toleration of a request body gets operator Equal when it has none (in place)."""
     for tol in _list(r.get("tolerations")):
         if isinstance(tol, dict) and tol.get("operator") in (None, ""):
             tol["operator"] = "Equal"

@@ -118,7 +118,7 @@ def uses_admin_access(spec: Any) -> bool:
 META = meta.MetaRules(create_rules_on_update=True, unconditional_update=True)
 
 RULES = KindRules(
-    group="resource.k8s.io", kind="ResourceClaim", versions=("v1",), namespaced=True,
+    group="resource.k8s.io", kind="ResourceClaim", versions=("v1", "v1beta2", "v1beta1"), namespaced=True,
     plural="resourceclaims", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
     validate_update=validate_update, warnings=warnings,
     feasibility=True, capacity_defaulting=True,

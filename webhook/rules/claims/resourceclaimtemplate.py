@@ -75,7 +75,7 @@ def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
 META = meta.MetaRules(create_rules_on_update=True, unconditional_update=True)
 
 RULES = KindRules(
-    group="resource.k8s.io", kind="ResourceClaimTemplate", versions=("v1",), namespaced=True,
+    group="resource.k8s.io", kind="ResourceClaimTemplate", versions=("v1", "v1beta2", "v1beta1"), namespaced=True,
     plural="resourceclaimtemplates", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
     validate_update=validate_update, warnings=warnings,
     feasibility=True, capacity_defaulting=True,

@@ -217,9 +217,13 @@ def validate_derived_attributes(value: Any, path: FieldPath, claim: _Claim, requ
 
 
 def validate_allocation_mode(req: dict[str, Any], path: FieldPath) -> list[FieldError]:
-    """RC-EX-2..4 on the defaulted request (allocationMode "" is ExactCount, count 0 is 1)."""
+    """RC-EX-2..4 on the defaulted request (an absent allocationMode is ExactCount, an absent
+    count 1).
+
+    An explicit ``""`` mode or ``0`` count was never defaulted: only a v1beta1 request that names
+    no class converts to one (v1 defaults both), and the apiserver judges Go's zero values."""
     mode = req.get("allocationMode")
-    if mode in (None, ""):
+    if mode is None:
         mode = "ExactCount"
     count = req.get("count")
     if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
@@ -229,7 +233,7 @@ def validate_allocation_mode(req: dict[str, Any], path: FieldPath) -> list[Field
             return [invalid(path.child("count"), count, "must not be specified when allocationMode is 'All'")]
         return []
     if mode == "ExactCount":
-        n = 1 if count in (None, 0) else count
+        n = 1 if count is None else count
         return [invalid(path.child("count"), count, "must be greater than zero")] if n <= 0 else []
     return [not_supported(path.child("allocationMode"), mode, ALLOCATION_MODES)]
 

@@ -31,6 +31,7 @@ from webhook.fielderrors import (
     FieldPath,
     duplicate,
     invalid,
+    merge_declarative,
     not_supported,
     required,
     too_many,
@@ -52,9 +53,9 @@ COUNTER_SETS_MAX = 8
 
 
 def merge(handwritten: list[FieldError], declarative: list[FieldError]) -> list[FieldError]:
-    """Both lists, a declarative error left out when a handwritten one has its field and reason."""
-    have = {(e.field, e.type) for e in handwritten}
-    return handwritten + [e for e in declarative if (e.field, e.type) not in have]
+    """Both lists, a declarative error left out when a handwritten one has its field and reason
+    (kept on that one's ``shadows``)."""
+    return merge_declarative(handwritten, declarative, dedupe=False)
 
 
 def spec_errors(spec: dict[str, Any], old: dict[str, Any] | None, path: FieldPath,
@@ -131,22 +132,29 @@ def plain_consumptions(entries: Any) -> bool:
     return True
 
 
+#: DeviceAttribute's union members, in the order the tag lists them.
+ATTRIBUTE_UNION = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")
+
+
 def _attribute_union(attr: Any, path: FieldPath) -> list[FieldError]:
     a = attr if isinstance(attr, dict) else {}
-    n = sum(a.get(k) is not None for k in SCALAR_KINDS) + sum(
-        isinstance(a.get(k), list) and len(a[k]) > 0 for k in LIST_KINDS)
-    if n == 1:
-        return []
-    what = "one of" if n == 0 else "exactly one of"
-    return [invalid(path, "", f"must specify {what}: {ATTRIBUTE_MEMBERS}")]
+    present = [k for k in ATTRIBUTE_UNION if (isinstance(a.get(k), list) and len(a[k]) > 0 if k in LIST_KINDS
+                                              else a.get(k) is not None)]
+    return _union(present, path, ATTRIBUTE_MEMBERS)
 
 
 def _mapping_union(mapping: dict[str, Any], path: FieldPath) -> list[FieldError]:
-    n = sum(mapping.get(k) is not None for k in ("capacityKey", "deviceMultiplier"))
-    if n == 1:
+    present = [k for k in ("capacityKey", "deviceMultiplier") if mapping.get(k) is not None]
+    return _union(present, path.child("mapping"), MAPPING_MEMBERS)
+
+
+def _union(present: list[str], path: FieldPath, members: str) -> list[FieldError]:
+    """A union tag's error (none when exactly one member is set), worded as upstream's."""
+    if len(present) == 1:
         return []
-    what = "one of" if n == 0 else "exactly one of"
-    return [invalid(path.child("mapping"), "", f"must specify {what}: {MAPPING_MEMBERS}")]
+    if not present:
+        return [invalid(path, "", f"must specify one of: {members}")]
+    return [invalid(path, "{" + ", ".join(present) + "}", f"must specify exactly one of: {members}")]
 
 
 def _taint_effect(taint: Any, path: FieldPath) -> list[FieldError]:

@@ -375,7 +375,7 @@ def _skip_node_operations(spec: dict[str, Any]) -> list[FieldError]:
 META = meta.MetaRules(generation_set_on_create=True, unconditional_update=True)
 
 RULES = KindRules(
-    group="resource.k8s.io", kind="ResourceSlice", versions=("v1",), namespaced=False,
+    group="resource.k8s.io", kind="ResourceSlice", versions=("v1", "v1beta2", "v1beta1"), namespaced=False,
     plural="resourceslices", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
     validate_update=validate_update, warnings=warnings,
 )
