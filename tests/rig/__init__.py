@@ -7,5 +7,6 @@ ports, stopped by pid. `make sandbox` and the pytest fixtures of `tests/e2e/` an
   procs.py     start and stop processes (process groups, logs, free ports)
   pki.py       the rig's CA, serving and client certificates, the service-account key
   cluster.py   etcd + kube-apiserver with chosen feature gates; kubeconfigs; kubectl; the client
+  control.py   kube-scheduler + kube-controller-manager of an apiserver (optional); kubelet-less Nodes
   sandbox.py   a cluster plus the webhook registered from the Helm chart; `python -m tests.rig.sandbox`
 """

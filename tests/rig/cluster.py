@@ -10,15 +10,18 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 import yaml
 
 from tests.rig.pki import Pki, make_pki
 from tests.rig.procs import Proc, ProcError, free_port, port_open
+
+if TYPE_CHECKING:
+    from tests.rig.control import ControlPlane
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("UPSTREAM_BIN", REPO / ".cache" / "upstream" / "bin"))
@@ -140,10 +143,11 @@ class ApiServer:
     # -- clients -------------------------------------------------------------------------------
 
     def kubeconfig(self, user: str = "admin", token: str | None = None) -> Path:
-        """A kubeconfig for the admin (client certificate) or for a bearer token."""
+        """A kubeconfig for a bearer token, or for the client certificate the PKI made for ``user``
+        (`admin`, `kube-scheduler`, `kube-controller-manager`)."""
         auth: dict[str, Any] = ({"token": token} if token is not None else
-                                {"client-certificate": str(self.pki.cert("admin")),
-                                 "client-key": str(self.pki.key("admin"))})
+                                {"client-certificate": str(self.pki.cert(user)),
+                                 "client-key": str(self.pki.key(user))})
         cfg = {"apiVersion": "v1", "kind": "Config", "current-context": "rig",
                "clusters": [{"name": "rig", "cluster": {"server": self.url,
                                                         "certificate-authority": str(self.pki.ca)}}],
@@ -170,16 +174,25 @@ class ApiServer:
 
 
 class Cluster:
-    """etcd plus one apiserver (more with `add_apiserver`), under one work directory."""
+    """etcd plus one apiserver (more with `add_apiserver`), under one work directory.
 
-    def __init__(self, workdir: Path, gates: Mapping[str, bool] | None = None) -> None:
+    ``control_plane=True`` also starts kube-scheduler and kube-controller-manager against it
+    (`tests/rig/control.py`); tests that need only an apiserver leave it off and do not pay for
+    them. `add_control_plane` gives another apiserver its own pair.
+    """
+
+    def __init__(self, workdir: Path, gates: Mapping[str, bool] | None = None, *, control_plane: bool = False,
+                 scheduler_profiles: Sequence[Mapping[str, Any]] = ()) -> None:
         ensure_binaries()
         self.dir = workdir
         self.pki = make_pki(workdir / "pki")
         self.etcd = Etcd(workdir)
         self.apiservers: list[ApiServer] = []
+        self.control_planes: dict[str, ControlPlane] = {}
         try:
             self.api = self.add_apiserver(gates or {}, name="apiserver")
+            if control_plane:
+                self.add_control_plane(self.api, scheduler_profiles)
         except BaseException:
             self.stop()
             raise
@@ -189,7 +202,22 @@ class Cluster:
         self.apiservers.append(api)
         return api
 
+    def add_control_plane(self, api: ApiServer, scheduler_profiles: Sequence[Mapping[str, Any]] = ()) -> ControlPlane:
+        """A kube-scheduler and a kube-controller-manager for ``api``, with its gates."""
+        from tests.rig.control import ControlPlane
+
+        cp = ControlPlane(api, scheduler_profiles)
+        self.control_planes[api.name] = cp
+        return cp
+
+    def procs(self) -> list[Proc]:
+        """Every process of the cluster that should be running."""
+        out = [self.etcd.proc, *(a.proc for a in self.apiservers if a.proc is not None)]
+        return out + [p for cp in self.control_planes.values() for p in cp.procs]
+
     def stop(self) -> None:
+        for cp in self.control_planes.values():
+            cp.stop()
         for api in reversed(self.apiservers):
             api.stop()
         self.etcd.stop()
