@@ -153,15 +153,17 @@ class ControlPlane:
 
 def node_object(node: Mapping[str, Any]) -> dict[str, Any]:
     """``node`` as a kubelet would have registered it: allocatable and capacity (DEFAULT_ALLOCATABLE
-    where the object does not say) and a Ready condition."""
+    where the object does not say) and a Ready condition (unless it has one)."""
     out = copy.deepcopy(dict(node))
     status = out.setdefault("status", {})
     alloc = {**DEFAULT_ALLOCATABLE, **(status.get("allocatable") or {})}
     status["allocatable"] = alloc
     status["capacity"] = {**alloc, **(status.get("capacity") or {})}
-    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "Ready"]
-    status["conditions"] = [*conditions, {"type": "Ready", "status": "True", "reason": "KubeletReady",
-                                          "message": "no kubelet: the test rig registered this node"}]
+    conditions = list(status.get("conditions") or [])
+    if not any(c.get("type") == "Ready" for c in conditions):
+        conditions.append({"type": "Ready", "status": "True", "reason": "KubeletReady",
+                           "message": "no kubelet: the test rig registered this node"})
+    status["conditions"] = conditions
     return out
 
 
