@@ -28,6 +28,15 @@ BIN = Path(os.environ.get("UPSTREAM_BIN", REPO / ".cache" / "upstream" / "bin"))
 BUILD_TIMEOUT = 3600
 #: Every API group/version the webhook handles must be served, beta ones included.
 RUNTIME_CONFIG = "resource.k8s.io/v1=true,scheduling.k8s.io/v1beta1=true"
+#: Alpha API versions that kube-scheduler or kube-controller-manager watch once a gate is on: an
+#: apiserver with a control plane serves them with the gate (the components never sync otherwise).
+ALPHA_APIS = {"CompositePodGroup": "scheduling.k8s.io/v1alpha3", "DRAResourcePoolStatus": "resource.k8s.io/v1alpha3"}
+
+
+def control_plane_runtime_config(gates: Mapping[str, bool]) -> str:
+    """RUNTIME_CONFIG plus the alpha versions the control plane needs under ``gates``."""
+    extra = sorted({api for gate, api in ALPHA_APIS.items() if gates.get(gate)})
+    return ",".join([RUNTIME_CONFIG, *(f"{api}=true" for api in extra)])
 
 
 class RigError(RuntimeError):
@@ -75,8 +84,10 @@ class ApiServer:
     """kube-apiserver with RBAC, client-certificate and service-account authentication."""
 
     def __init__(self, etcd: Etcd, pki: Pki, workdir: Path, gates: Mapping[str, bool], *,
-                 name: str = "apiserver", extra_args: tuple[str, ...] = ()) -> None:
+                 name: str = "apiserver", extra_args: tuple[str, ...] = (),
+                 runtime_config: str = RUNTIME_CONFIG) -> None:
         self.etcd, self.pki, self.name = etcd, pki, name
+        self.runtime_config = runtime_config
         self.dir = workdir / name
         self.dir.mkdir(parents=True, exist_ok=True)
         self.prefix = f"/registry-{name}"
@@ -107,7 +118,7 @@ class ApiServer:
                 "--service-account-key-file", str(p.sa_pub),
                 "--service-account-signing-key-file", str(p.sa_key),
                 "--service-cluster-ip-range", "10.96.0.0/16",
-                "--runtime-config", RUNTIME_CONFIG,
+                "--runtime-config", self.runtime_config,
                 "--feature-gates", gate_spec(self.gates),
                 "--endpoint-reconciler-type", "none",  # no Service endpoints for a loopback address
                 "--enable-priority-and-fairness=false", "--profiling=false",
@@ -182,7 +193,8 @@ class Cluster:
     """
 
     def __init__(self, workdir: Path, gates: Mapping[str, bool] | None = None, *, control_plane: bool = False,
-                 scheduler_profiles: Sequence[Mapping[str, Any]] = ()) -> None:
+                 scheduler_profiles: Sequence[Mapping[str, Any]] = (),
+                 disabled_controllers: Sequence[str] = ()) -> None:
         ensure_binaries()
         self.dir = workdir
         self.pki = make_pki(workdir / "pki")
@@ -190,23 +202,27 @@ class Cluster:
         self.apiservers: list[ApiServer] = []
         self.control_planes: dict[str, ControlPlane] = {}
         try:
-            self.api = self.add_apiserver(gates or {}, name="apiserver")
+            self.api = self.add_apiserver(gates or {}, name="apiserver", control_plane=control_plane)
             if control_plane:
-                self.add_control_plane(self.api, scheduler_profiles)
+                self.add_control_plane(self.api, scheduler_profiles, disabled_controllers)
         except BaseException:
             self.stop()
             raise
 
-    def add_apiserver(self, gates: Mapping[str, bool], name: str) -> ApiServer:
-        api = ApiServer(self.etcd, self.pki, self.dir, gates, name=name)
+    def add_apiserver(self, gates: Mapping[str, bool], name: str, control_plane: bool = False) -> ApiServer:
+        """Another apiserver on the same etcd (its own prefix); ``control_plane``: one that will get
+        a scheduler and a controller manager, so it also serves the alpha APIs they watch."""
+        config = control_plane_runtime_config(gates) if control_plane else RUNTIME_CONFIG
+        api = ApiServer(self.etcd, self.pki, self.dir, gates, name=name, runtime_config=config)
         self.apiservers.append(api)
         return api
 
-    def add_control_plane(self, api: ApiServer, scheduler_profiles: Sequence[Mapping[str, Any]] = ()) -> ControlPlane:
+    def add_control_plane(self, api: ApiServer, scheduler_profiles: Sequence[Mapping[str, Any]] = (),
+                          disabled_controllers: Sequence[str] = ()) -> ControlPlane:
         """A kube-scheduler and a kube-controller-manager for ``api``, with its gates."""
         from tests.rig.control import ControlPlane
 
-        cp = ControlPlane(api, scheduler_profiles)
+        cp = ControlPlane(api, scheduler_profiles, disabled_controllers)
         self.control_planes[api.name] = cp
         return cp
 

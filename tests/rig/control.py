@@ -21,7 +21,6 @@ There is no kubelet: pods are bound (`spec.nodeName`), never run. So:
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -30,6 +29,7 @@ import yaml
 
 from tests.rig.cluster import BIN, ApiServer, RigError, gate_spec
 from tests.rig.procs import Proc, ProcError, free_port
+from tests.rig.rest import Rest
 
 READY_TIMEOUT = 120
 #: What a kubelet would report for a node when the object does not say: room for many pods.
@@ -107,15 +107,17 @@ class Scheduler(Component):
 
 
 class ControllerManager(Component):
-    """kube-controller-manager: every default controller but the node-lifecycle one (see above)."""
+    """kube-controller-manager: every default controller but the node-lifecycle one (see above)
+    and those named in ``disabled``."""
 
     binary = "kube-controller-manager"
 
-    def __init__(self, api: ApiServer) -> None:
+    def __init__(self, api: ApiServer, disabled: Sequence[str] = ()) -> None:
         p = api.pki
+        off = ",".join(f"-{c}" for c in ("node-lifecycle-controller", *disabled))
         super().__init__(api, [
             "--kubeconfig", str(api.kubeconfig(self.binary)), "--leader-elect=false",
-            "--controllers=*,-node-lifecycle-controller", "--use-service-account-credentials=true",
+            f"--controllers=*,{off}", "--use-service-account-credentials=true",
             "--service-account-private-key-file", str(p.sa_key), "--root-ca-file", str(p.ca),
             "--kube-api-qps", "200", "--kube-api-burst", "400",
             "--flex-volume-plugin-dir", str(api.dir.parent / f"{self.binary}-{api.name}" / "flexvolume"),
@@ -125,14 +127,16 @@ class ControllerManager(Component):
 
 
 class ControlPlane:
-    """The scheduler and the controller manager of one apiserver."""
+    """The scheduler and the controller manager of one apiserver (which must serve what they watch:
+    `Cluster.add_apiserver(..., control_plane=True)`)."""
 
-    def __init__(self, api: ApiServer, profiles: Sequence[Mapping[str, Any]] = ()) -> None:
+    def __init__(self, api: ApiServer, profiles: Sequence[Mapping[str, Any]] = (),
+                 disabled_controllers: Sequence[str] = ()) -> None:
         self.api = api
         self.scheduler: Scheduler | None = None
         self.controller_manager: ControllerManager | None = None
         try:
-            self.controller_manager = ControllerManager(api)
+            self.controller_manager = ControllerManager(api, disabled_controllers)
             self.scheduler = Scheduler(api, profiles)
         except BaseException:
             self.stop()
@@ -167,40 +171,22 @@ def node_object(node: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def register_node(session: requests.Session, api: ApiServer, node: Mapping[str, Any]) -> dict[str, Any]:
+def register_node(rest: Rest, node: Mapping[str, Any]) -> dict[str, Any]:
     """Create ``node`` (made ready by `node_object`), then put back its own taints: the apiserver
     added `node.kubernetes.io/not-ready` on create. The Node as stored."""
-    obj = node_object(node)
-    r = session.post(f"{api.url}/api/v1/nodes", data=json.dumps(obj), timeout=30,
-                     headers={"Content-Type": "application/json"})
-    if r.status_code not in (200, 201):
-        raise RigError(f"creating node {obj['metadata']['name']}: {r.status_code} {r.text[:500]}")
-    stored: dict[str, Any] = r.json()
+    stored = rest.create(node_object(node))
     have = stored.get("spec", {}).get("taints") or []
     want = [t for t in have if t.get("key") != NOT_READY_TAINT]
     if want != have:
-        r = session.patch(f"{api.url}/api/v1/nodes/{obj['metadata']['name']}", timeout=30,
-                          data=json.dumps({"spec": {"taints": want or None}}),
-                          headers={"Content-Type": "application/merge-patch+json"})
-        if r.status_code != 200:
-            raise RigError(f"untainting node {obj['metadata']['name']}: {r.status_code} {r.text[:500]}")
-        stored = r.json()
+        stored = rest.patch(stored, {"spec": {"taints": want or None}})
     return stored
 
 
-def admin_session(api: ApiServer) -> requests.Session:
-    """A keep-alive HTTP session as the rig's admin (client certificate, the rig's CA)."""
-    s = requests.Session()
-    s.trust_env = False  # REQUESTS_CA_BUNDLE would win over our CA
-    s.verify, s.cert = str(api.pki.ca), (str(api.pki.cert("admin")), str(api.pki.key("admin")))
-    return s
-
-
 def register_nodes(api: ApiServer, nodes: Iterable[Mapping[str, Any]]) -> None:
-    with admin_session(api) as s:
+    rest = Rest(api)
+    with rest.session:
         for n in nodes:
-            register_node(s, api, n)
+            register_node(rest, n)
 
 
-__all__ = ["ControlPlane", "ControllerManager", "Scheduler", "admin_session", "node_object", "register_node",
-           "register_nodes"]
+__all__ = ["ControlPlane", "ControllerManager", "Scheduler", "node_object", "register_node", "register_nodes"]
