@@ -99,6 +99,8 @@ class Rest:
         if r.status_code != 200:
             raise RigError(f"listing {kind}: {r.status_code} {r.text[:1500]}")
         items: list[dict[str, Any]] = r.json().get("items") or []
+        for item in items:  # a list's items carry no kind
+            item.setdefault("kind", kind)
         return items
 
     def delete_collection(self, kind: str, namespace: str | None = None, label_selector: str = "",
