@@ -40,12 +40,14 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Any
 
 from tests.differential import gen_alloc as ga
 from tests.differential.profiles import every_profile, upstream_gates
+from webhook.quantity import parse_quantity as parse
 
 SCENARIO = "dra-diff.example.com/scenario"
 RANK = "dra-diff.example.com/rank"
@@ -213,6 +215,9 @@ def make_pools(r: ga.R, key: str, nodes: list[str], gates: dict[str, bool]) -> l
             for d in spec.get("devices") or []:
                 for k in ("bindingConditions", "bindingFailureConditions", "bindsToNode"):
                     d.pop(k, None)
+                if not gates["DRAFractionalCapacityRange"]:
+                    for cap in (d.get("capacity") or {}).values():
+                        whole_valid_values(cap.get("requestPolicy") or {})
                 if not gates["DRAListTypeAttributes"]:
                     d["attributes"] = {k: v for k, v in (d.get("attributes") or {}).items()
                                        if not any(t in v for t in ("ints", "bools", "strings", "versions"))}
@@ -223,6 +228,19 @@ def make_pools(r: ga.R, key: str, nodes: list[str], gates: dict[str, bool]) -> l
                     d["nodeSelector"] = narrow(d["nodeSelector"], key)
         out.extend(pool)
     return sorted(out, key=lambda s: s["metadata"]["name"])
+
+
+def whole_valid_values(policy: dict[str, Any]) -> None:
+    """Without DRAFractionalCapacityRange the apiserver rounds valid values up to whole numbers
+    and refuses two that meet: keep the first of each (and a default among them)."""
+    if not policy.get("validValues"):
+        return
+    seen: dict[int, str] = {}
+    for v in policy["validValues"]:
+        seen.setdefault(math.ceil(parse(v).value), v)
+    policy["validValues"] = list(seen.values())
+    if "default" in policy and math.ceil(parse(policy["default"]).value) not in seen:
+        policy["default"] = policy["validValues"][0]
 
 
 def device_classes(key: str) -> list[dict[str, Any]]:

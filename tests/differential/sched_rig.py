@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.differential.gen_sched import SCHEDULER, SchedScenario, apiserver_gates
+from tests.differential.gen_sched import HOLDER, SCHEDULER, SchedScenario, apiserver_gates
 from tests.rig.cluster import ApiServer, Cluster, RigError
 from tests.rig.control import register_node
 from tests.rig.rest import Rest
@@ -185,9 +185,9 @@ class SchedRig:
             o.refused = str(e)
 
     def _pods(self, profile: str, wave: str) -> dict[str, list[dict[str, Any]]]:
-        """The wave's pods by namespace, sorted by name."""
+        """The wave's pods by namespace (not the pods bound before), sorted by name."""
         out: dict[str, list[dict[str, Any]]] = {}
-        for p in self.rest(profile).list("Pod", label_selector=f"{WAVE}={wave}"):
+        for p in self.rest(profile).list("Pod", label_selector=f"{WAVE}={wave},!{HOLDER}"):
             out.setdefault(p["metadata"]["namespace"], []).append(p)
         for pods in out.values():
             pods.sort(key=lambda p: p["metadata"]["name"])
