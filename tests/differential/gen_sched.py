@@ -239,8 +239,8 @@ def whole_valid_values(policy: dict[str, Any]) -> None:
     for v in policy["validValues"]:
         seen.setdefault(math.ceil(parse(v).value), v)
     policy["validValues"] = list(seen.values())
-    if "default" in policy and math.ceil(parse(policy["default"]).value) not in seen:
-        policy["default"] = policy["validValues"][0]
+    if "default" in policy:  # the default must be one of them as written
+        policy["default"] = seen.get(math.ceil(parse(policy["default"]).value), policy["validValues"][0])
 
 
 def device_classes(key: str) -> list[dict[str, Any]]:
@@ -288,7 +288,7 @@ def node(r: ga.R, key: str, name: str, rank: int, plain: bool) -> dict[str, Any]
     if r.p(0.5):
         labels["gpu"] = "true"
     spec: dict[str, Any] = {}
-    if not plain and r.p(0.3):
+    if not plain and r.p(0.22):
         spec["taints"] = [{"key": r.pick(["dedicated", "maint"]), **({"value": "yes"} if r.p(0.5) else {}),
                            "effect": r.weighted({"NoSchedule": 3, "NoExecute": 1.5, "PreferNoSchedule": 1})}]
     if not plain and r.p(0.1):
@@ -348,6 +348,13 @@ def required_affinity(r: ga.R, names: list[str]) -> dict[str, Any]:
     return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
 
 
+def tolerating(taint: dict[str, Any]) -> dict[str, Any]:
+    """A toleration of exactly this taint."""
+    if "value" in taint:
+        return {"key": taint["key"], "operator": "Equal", "value": taint["value"], "effect": taint["effect"]}
+    return {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
+
+
 TOLERATIONS = [{"key": "dedicated", "operator": "Exists"}, {"key": "maint", "operator": "Equal", "value": "yes"},
                {"key": "maint", "operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists"},
                {"key": "dedicated", "operator": "Equal", "value": "yes", "effect": "NoExecute"}]
@@ -373,18 +380,33 @@ class Claims:
     tags: set[str] = field(default_factory=set)
 
     def spec(self) -> dict[str, Any]:
-        return localize(ga.claim_spec(self.r, self.fields), self.key)
+        """Mostly `gen_alloc`'s claims (aimed at the allocator's corners, often infeasible),
+        otherwise a plain request for one or two devices of a class."""
+        r = self.r
+        if r.p(0.55):
+            return localize(ga.claim_spec(r, self.fields), self.key)
+        cls = r.weighted({"gpu": 4, "nic": 1, "any": 1})
+        body: dict[str, Any] = {"deviceClassName": cls}
+        if r.p(0.3):
+            body["count"] = 2
+        if r.p(0.25):
+            driver = ga.NIC if cls == "nic" else ga.GPU
+            body["selectors"] = [{"cel": {"expression": r.weighted(ga.selectors_for(driver))}}]
+        return localize({"devices": {"requests": [{"name": "r0", "exactly": body}]}}, self.key)
 
     def claim(self, name: str, spec: dict[str, Any]) -> dict[str, Any]:
         return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                 "metadata": {"name": name, "namespace": self.ns}, "spec": spec}
 
-    def ref(self, entry: str, shareable: bool) -> dict[str, Any]:
-        """A pod's `resourceClaims` entry named ``entry``, and what it refers to (made here)."""
+    def ref(self, entry: str, used: set[str]) -> dict[str, Any]:
+        """A pod's `resourceClaims` entry named ``entry``, and what it refers to (made here).
+        ``used``: the claims the pod names already, which it does not name again (a pod naming a
+        claim twice is a regression row: `tests/allocator/scheduler_rows.py`)."""
         r = self.r
-        if shareable and self.named and r.p(0.35):
+        others = [n for n in self.named if n not in used]
+        if others and r.p(0.35):
             self.tags.add("shared-claim")
-            return {"name": entry, "resourceClaimName": r.pick(self.named)}
+            return self._named(entry, r.pick(others), used)
         kind = r.weighted({"template": 6, "claim-new": 3, "claim-state": 1, "claim-allocated": 1,
                            "claim-reserved": 0.8, "template-state": 1, "template-missing": 0.12,
                            "claim-missing": 0.12})
@@ -417,6 +439,11 @@ class Claims:
             self.named.append(name)
         else:
             self.missing.add(name)
+        return self._named(entry, name, used)
+
+    @staticmethod
+    def _named(entry: str, name: str, used: set[str]) -> dict[str, Any]:
+        used.add(name)
         return {"name": entry, "resourceClaimName": name}
 
     def holder(self, claim: str, allocation: dict[str, Any]) -> dict[str, Any]:
@@ -461,8 +488,7 @@ def _selects(selector: dict[str, Any] | None, n: dict[str, Any]) -> bool:
     return False
 
 
-def pod_spec(r: ga.R, key: str, claims: Claims, node_names: list[str], filters: list[str],
-             shareable: bool) -> dict[str, Any]:
+def pod_spec(r: ga.R, key: str, claims: Claims, node_names: list[str], filters: list[str]) -> dict[str, Any]:
     """A pod spec for the scenario: its node selection, tolerations, requests and claims."""
     spec: dict[str, Any] = {"schedulerName": SCHEDULER, "nodeSelector": {SCENARIO: key},
                             "automountServiceAccountToken": False, "terminationGracePeriodSeconds": 0}
@@ -474,15 +500,17 @@ def pod_spec(r: ga.R, key: str, claims: Claims, node_names: list[str], filters: 
         affinity.update(required_affinity(r, node_names))
         filters.append("pod required affinity")
     spec["affinity"] = {"nodeAffinity": affinity}
-    if r.p(0.35):
-        spec["tolerations"] = r.sample(TOLERATIONS, 1, 2)
+    taints = [t for n in claims.nodes for t in n["spec"].get("taints") or []]
+    if r.p(0.6 if taints else 0.15):
+        spec["tolerations"] = [r.pick([*TOLERATIONS, *(tolerating(t) for t in taints)]) for _ in range(r.int(1, 2))]
     requests: dict[str, str] = {}
     if r.p(0.3):
         requests["cpu"] = r.weighted({"100m": 2, "1": 2, "2": 1})
     if r.p(0.2):
         requests["memory"] = r.weighted({"1Gi": 2, "3Gi": 1})
     container: dict[str, Any] = {"name": "main", "image": IMAGE}
-    entries = [claims.ref(f"c{i}", shareable) for i in range(r.weighted({0: 0.6, 1: 6, 2: 2.5, 3: 0.4}))]
+    used: set[str] = set()
+    entries = [claims.ref(f"c{i}", used) for i in range(r.weighted({0: 1, 1: 7, 2: 2, 3: 0.3}))]
     if entries:
         spec["resourceClaims"] = entries
         container["resources"] = {"claims": [{"name": e["name"]} for e in entries]}
@@ -544,7 +572,7 @@ def build(rnd: random.Random, index: int) -> SchedScenario:
     inputs: list[dict[str, Any]] = []
     if shape == "pods":
         for i in range(r.weighted({1: 5, 2: 3, 3: 1.5})):
-            spec = pod_spec(r, key, claims, names, filters, shareable=True)
+            spec = pod_spec(r, key, claims, names, filters)
             inputs.append({"apiVersion": "v1", "kind": "Pod",
                            "metadata": {"name": f"pod-{i}", "namespace": ns, "labels": {SCENARIO: key}},
                            "spec": spec})
@@ -553,13 +581,13 @@ def build(rnd: random.Random, index: int) -> SchedScenario:
         kind = r.weighted({"Deployment": 3, "ReplicaSet": 1, "StatefulSet": 1.5, "Job": 2, "CronJob": 0.3})
         tags.add(kind)
         replicas = r.weighted({1: 2, 2: 3, 3: 2, 4: 1})
-        spec = pod_spec(r, key, claims, names, filters, shareable=True)
+        spec = pod_spec(r, key, claims, names, filters)
         inputs.append(workload_object(kind, "work", ns, key, spec, replicas))
     else:
         count = r.weighted({1: 1, 2: 3, 3: 2, 4: 1})
         minimum = r.int(1, count)
         tags.add(f"gang-{minimum}-of-{count}")
-        spec = pod_spec(r, key, claims, names, filters, shareable=True)
+        spec = pod_spec(r, key, claims, names, filters)
         inputs.append({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
                        "metadata": {"name": "gang", "namespace": ns},
                        "spec": {"schedulingPolicy": {"gang": {"minCount": minimum}}}})

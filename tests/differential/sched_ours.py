@@ -13,9 +13,9 @@ Where our side cannot answer, the answer says why instead of guessing:
   DeviceTaintRule our allocator would never see, pods bound before that use node capacity.
 
 A scenario whose verdict is its claims' verdict alone (one pod, no node filter of any kind, no
-missing reference) can still be answered by simulating the pod's claims, as `simulate` takes
-them (templates as claims): `via="claims"`. That is what the family compares until pods are
-inputs; the pod path wins as soon as `simulate` takes pods.
+missing reference, no node that only slices name) can still be answered by simulating the pod's
+claims, as `simulate` takes them (templates as claims): `via="claims"`. That is what the family
+compares until pods are inputs; the pod path wins as soon as `simulate` takes pods.
 """
 
 from __future__ import annotations
@@ -91,10 +91,19 @@ def from_json(s: SchedScenario, doc: dict[str, Any]) -> OurAnswer:
     return OurAnswer("pods", nodes={n: nodes[n] for n in s.pods}, doc=doc)
 
 
+def stray_nodes(state: list[dict[str, Any]]) -> set[str]:
+    """Nodes that slices name but that are no Node object: a claim can be allocated there, a pod
+    never goes there."""
+    nodes = {o["metadata"]["name"] for o in state if o["kind"] == "Node"}
+    named = {n for o in state if o["kind"] == "ResourceSlice"
+             for n in [o["spec"].get("nodeName"), *(d.get("nodeName") for d in o["spec"].get("devices") or [])] if n}
+    return named - nodes
+
+
 def claims_only(s: SchedScenario, state: list[dict[str, Any]], gates: FeatureGates,
                 unread: list[str]) -> OurAnswer | None:
     """The pod's claims simulated together, where that is the pod's verdict (see the docstring)."""
-    if s.shape != "pods" or len(s.pods) != 1 or s.node_filters or set(unread) - {"Pod"}:
+    if s.shape != "pods" or len(s.pods) != 1 or s.node_filters or set(unread) - {"Pod"} or stray_nodes(state):
         return None
     (pod,) = s.pod_objects()
     refs = pod["spec"].get("resourceClaims") or []

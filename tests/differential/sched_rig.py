@@ -35,7 +35,7 @@ import copy
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,8 +55,10 @@ DIFF_PROFILE: dict[str, Any] = {
     "pluginConfig": [{"name": "DynamicResources", "args": {"filterTimeout": "0s"}}]}
 DISABLED_CONTROLLERS = ("device-taint-eviction-controller", "taint-eviction-controller")
 THREADS = 6
-#: The scheduler is only waiting: the pod's turn comes again by itself.
-TRANSIENT = ("is in the process of being allocated", "waiting for", "ResourceClaim not created yet")
+#: The scheduler is only waiting, or lost a race it retries (a claim written by another pod of
+#: the same group, an update conflict): the pod's turn comes again by itself.
+TRANSIENT = ("is in the process of being allocated", "waiting for", "ResourceClaim not created yet",
+             "got allocated elsewhere in the meantime", "the object has been modified")
 #: Order in which a scenario's cluster objects are created (claims before the pods holding them).
 ORDER = {"DeviceClass": 0, "DeviceTaintRule": 1, "Node": 2, "ResourceSlice": 3, "ResourceClaimTemplate": 4,
          "ResourceClaim": 5, "Pod": 6}
@@ -138,8 +140,7 @@ class SchedRig:
         with ThreadPoolExecutor(THREADS, thread_name_prefix=f"sched-{profile}") as pool:
             list(pool.map(lambda o: self._setup(profile, wave, o), outcomes))
             list(pool.map(lambda o: self._submit(profile, wave, o), outcomes))
-            live = [o for o in outcomes if not o.error and not o.refused]
-            self._until(lambda: self._all_made(profile, wave, live), deadline, "pods and claims made")
+            live = self._made(profile, wave, [o for o in outcomes if not o.refused], deadline)
             self._place(profile, wave, live, pool, deadline)
             self._cleanup(profile, wave, outcomes, pool)
         return outcomes
@@ -193,16 +194,22 @@ class SchedRig:
             pods.sort(key=lambda p: p["metadata"]["name"])
         return out
 
-    def _all_made(self, profile: str, wave: str, outcomes: Iterable[SchedOutcome]) -> bool:
-        by_ns = self._pods(profile, wave)
-        for o in outcomes:
-            s = o.scenario
-            pods = by_ns.get(s.namespace, [])
-            if len(pods) < (s.replicas if s.shape == "workload" else len(s.pods)):
-                return False
-            if not all(claims_made(p, s.templates) for p in pods):
-                return False
-        return True
+    def _made(self, profile: str, wave: str, outcomes: list[SchedOutcome], deadline: float) -> list[SchedOutcome]:
+        """Wait until the controllers have made every scenario's pods and claims from templates;
+        those still missing some at the deadline get an error. The scenarios that are ready."""
+        waiting = list(outcomes)
+        while True:
+            self.alive()
+            by_ns = self._pods(profile, wave)
+            still = []
+            for o in waiting:  # the error stays only if it is still so at the deadline
+                o.error = not_made(o.scenario, by_ns.get(o.scenario.namespace, []))
+                if o.error:
+                    still.append(o)
+            waiting = still
+            if not waiting or time.monotonic() > deadline:
+                return [o for o in outcomes if not o.error]
+            time.sleep(1.0)
 
     def _place(self, profile: str, wave: str, outcomes: list[SchedOutcome], pool: ThreadPoolExecutor,
                deadline: float) -> None:
@@ -254,13 +261,6 @@ class SchedRig:
     def _ungate(self, profile: str, pod: dict[str, Any]) -> None:
         self.rest(profile).patch(pod, [{"op": "remove", "path": "/spec/schedulingGates"}], kind="json")
 
-    def _until(self, ready: Callable[[], bool], deadline: float, what: str) -> None:
-        while not ready():
-            self.alive()
-            if time.monotonic() > deadline:
-                raise RigError(f"the control plane did not get there in time: {what}")
-            time.sleep(1.0)
-
     def _cleanup(self, profile: str, wave: str, outcomes: Sequence[SchedOutcome], pool: ThreadPoolExecutor) -> None:
         """Delete the wave: namespaces (no new objects there), their pods at once, then the nodes,
         slices, classes and rules. Nothing waits for the namespaces to go."""
@@ -303,6 +303,18 @@ def pod_templates(obj: dict[str, Any]) -> list[dict[str, Any]]:
     if obj.get("kind") == "CronJob":
         spec = spec["jobTemplate"]["spec"]
     return [spec["template"]] if isinstance(spec.get("template"), dict) else []
+
+
+def not_made(s: SchedScenario, pods: list[dict[str, Any]]) -> str:
+    """What the controllers have yet to make for the scenario ("" when nothing)."""
+    want = s.replicas if s.shape == "workload" else len(s.pods)
+    if len(pods) < want:
+        return f"not made in time: {len(pods)} of {want} pods"
+    # A pod naming a missing template gets none of its claims made (the controller gives up on
+    # the pod): it is never queued anyway.
+    if late := [p["metadata"]["name"] for p in pods if not claims_made(p, s.templates) and not names_missing(p, s)]:
+        return f"not made in time: the claims from templates of {', '.join(late)}"
+    return ""
 
 
 def claims_made(pod: dict[str, Any], templates: set[str]) -> bool:

@@ -5,7 +5,8 @@ certificate for `system:kube-scheduler` or `system:kube-controller-manager` from
 the apiserver's bootstrap RBAC decides what it may do, as in a real cluster (the controller
 manager also runs each controller under its own service account,
 `--use-service-account-credentials`). Both serve `/healthz` over TLS on a free loopback port, with
-the rig's loopback serving certificate.
+the rig's loopback serving certificate. `RIG_VERBOSITY=N` raises their log level (`-v=N`) to
+debug the rig.
 
 There is no kubelet: pods are bound (`spec.nodeName`), never run. So:
 
@@ -21,6 +22,7 @@ There is no kubelet: pods are bound (`spec.nodeName`), never run. So:
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -69,7 +71,8 @@ class Component:
                 "--authentication-skip-lookup", "--client-ca-file", str(p.ca),
                 "--bind-address", "127.0.0.1", "--secure-port", str(self.port),
                 "--tls-cert-file", str(p.cert("apiserver")), "--tls-private-key-file", str(p.key("apiserver")),
-                "--feature-gates", gate_spec(self.api.gates), "--profiling=false"], self.dir / f"{self.binary}.log")
+                "--feature-gates", gate_spec(self.api.gates), "--profiling=false",
+                f"-v={os.environ.get('RIG_VERBOSITY', '0')}"], self.dir / f"{self.binary}.log")
             try:
                 self.proc.wait_until(self.healthy, READY_TIMEOUT, "/healthz")
                 return
