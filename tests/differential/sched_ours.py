@@ -64,9 +64,11 @@ def unread_kinds(state: list[dict[str, Any]]) -> list[str]:
     return sorted({o["kind"] for o in state} - set(KINDS))
 
 
-def our_answer(s: SchedScenario, state: list[dict[str, Any]]) -> OurAnswer | Unanswered:
-    """Our verdict on the scenario (``state``: its cluster objects as stored)."""
-    gates = gates_for(s.profile)
+def our_answer(s: SchedScenario, state: list[dict[str, Any]], gates: FeatureGates | None = None
+               ) -> OurAnswer | Unanswered:
+    """Our verdict on the scenario (``state``: its cluster objects as stored; ``gates``: ours for
+    its profile, by default from upstream's gate table, which needs the upstream binaries)."""
+    gates = gates if gates is not None else gates_for(s.profile)
     unread = unread_kinds(state)
     code, text = run_simulate(copy.deepcopy(s.inputs), ClusterSnapshot.from_objects(state, source=s.id), gates,
                               None, output="json")
