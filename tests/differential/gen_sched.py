@@ -215,6 +215,8 @@ def make_pools(r: ga.R, key: str, nodes: list[str], gates: dict[str, bool]) -> l
             for d in spec.get("devices") or []:
                 for k in ("bindingConditions", "bindingFailureConditions", "bindsToNode"):
                     d.pop(k, None)
+                if len(d.get("consumesCounters") or []) > 2:  # the apiserver allows two (the last spoils the pool)
+                    d["consumesCounters"] = d["consumesCounters"][-2:]
                 if not gates["DRAFractionalCapacityRange"]:
                     for cap in (d.get("capacity") or {}).values():
                         whole_valid_values(cap.get("requestPolicy") or {})

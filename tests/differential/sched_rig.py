@@ -214,7 +214,6 @@ class SchedRig:
     def _place(self, profile: str, wave: str, outcomes: list[SchedOutcome], pool: ThreadPoolExecutor,
                deadline: float) -> None:
         """Ungate step by step until every pod is decided."""
-        rest = self.rest(profile)
         step = {id(o): 0 for o in outcomes}
         open_ = list(outcomes)
         ungated: set[tuple[str, str]] = set()
@@ -239,10 +238,9 @@ class SchedRig:
                     if s.shape == "pods" and step[id(o)] + 1 < len(s.pods):
                         step[id(o)] += 1
                         still.append(o)
-                    else:
-                        o.pods = [outcome_of(p, s) for p in sorted(current if s.shape != "pods" else
-                                                                [mine[n] for n in s.pods],
-                                                                key=order_in(s))]
+                    else:  # standalone pods: all of them, as they are now
+                        final = [mine[n] for n in s.pods] if s.shape == "pods" else current
+                        o.pods = [outcome_of(p, s) for p in sorted(final, key=order_in(s))]
                 else:
                     still.append(o)
             list(pool.map(lambda p: self._ungate(profile, p), todo))
@@ -256,7 +254,6 @@ class SchedRig:
                             f"{p['metadata']['name']}: {outcome_of(p)}" for p in pods)
                     return
                 time.sleep(0.5 if todo else 1.0)
-        del rest
 
     def _ungate(self, profile: str, pod: dict[str, Any]) -> None:
         self.rest(profile).patch(pod, [{"op": "remove", "path": "/spec/schedulingGates"}], kind="json")
