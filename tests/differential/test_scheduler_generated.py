@@ -12,6 +12,11 @@ Scenarios our side cannot answer yet are counted and named by reason, never comp
 hidden: the differential summary at the end of the run lists them. `DIFF_SCALE` multiplies the
 count (300 in `make test`, 100 per profile); `DIFF_REPORT=FILE` writes every disagreement and
 every unanswered scenario with its objects.
+
+Measured on the 2 shared cores of the CI machine (other work loading them): the three control
+planes start in 9-18 s; the scheduler decides 105-176 scenarios a minute (about 600 pods per
+300 scenarios); the `make test` size takes 2-3 minutes in all, `DIFF_SCALE=4` (1,200 scenarios,
+8 waves) 10 minutes.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ There is no kubelet: pods are bound (`spec.nodeName`), never run. So:
   (`--controllers=*,-node-lifecycle-controller`), which would otherwise find no kubelet heartbeat,
   mark every node NotReady and taint it;
 - a Node is written with its status (capacity, allocatable, a Ready condition) in the create
-  itself (the apiserver keeps a Node's status on create), and the `node.kubernetes.io/not-ready`
+  itself, as a kubelet registers its node (the apiserver keeps a Node's status on create; later
+  status changes would go through the status subresource), and the `node.kubernetes.io/not-ready`
   taint that the apiserver's TaintNodesByCondition admission plugin puts on every new Node is
   removed right after, by the rig (`register_node`): nothing else would remove it.
 """
