@@ -43,8 +43,9 @@ test: $(STAMP) upstream haproxy
 differential: $(STAMP) upstream
 	DIFF_SCALE=$${DIFF_SCALE:-25} $(PY) -m pytest tests/differential -q $(PYTEST_ARGS)
 
-# etcd + kube-apiserver 1.37 + the webhook registered from the chart (docs/sandbox.md).
-# FEATURE_GATES=Name=true,... sets the apiserver's and the webhook's gates.
+# etcd + kube-apiserver + kube-scheduler + kube-controller-manager 1.37 + the webhook registered
+# from the chart (docs/sandbox.md).
+# FEATURE_GATES=Name=true,... sets the gates of the control plane and of the webhook.
 sandbox: $(STAMP) upstream
 	PYTHONPATH=. $(PY) -m tests.rig.sandbox
 

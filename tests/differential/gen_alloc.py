@@ -102,7 +102,12 @@ def effective(profile: str) -> dict[str, bool]:
 
 def our_gates(profile: str) -> dict[str, bool]:
     """The same values for every gate we model, set explicitly (our defaults are not assumed)."""
-    eff = effective(profile)
+    return modelled(effective(profile))
+
+
+def modelled(eff: dict[str, bool]) -> dict[str, bool]:
+    """Of every upstream gate's value, those of the gates we model (locked ones at their default
+    left out: they cannot be set)."""
     return {n: eff[n] for n in KNOWN if n in eff and not (KNOWN[n].locked and eff[n] == KNOWN[n].default)}
 
 

@@ -28,20 +28,10 @@ from typing import Any
 import requests
 
 from tests.rig.cluster import BIN, ApiServer, Cluster, ensure_binaries
+from tests.rig.rest import RESOURCES, admin_session
 
 REQUEST_TIMEOUT = 30.0
 THREADS = 4
-
-#: kind -> (API path prefix, plural, namespaced) for every kind the differential tests send.
-RESOURCES: dict[str, tuple[str, str, bool]] = {
-    "ResourceSlice": ("/apis/resource.k8s.io/v1", "resourceslices", False),
-    "DeviceClass": ("/apis/resource.k8s.io/v1", "deviceclasses", False),
-    "ResourceClaim": ("/apis/resource.k8s.io/v1", "resourceclaims", True),
-    "ResourceClaimTemplate": ("/apis/resource.k8s.io/v1", "resourceclaimtemplates", True),
-    "PodGroup": ("/apis/scheduling.k8s.io/v1beta1", "podgroups", True),
-    "Workload": ("/apis/scheduling.k8s.io/v1beta1", "workloads", True),
-    "Pod": ("/api/v1", "pods", True),
-}
 
 
 class OracleError(RuntimeError):
@@ -111,10 +101,7 @@ class ApiOracle:
     def _session(self) -> requests.Session:
         s: requests.Session | None = getattr(self._local, "session", None)
         if s is None:
-            s = requests.Session()
-            s.trust_env = False  # REQUESTS_CA_BUNDLE would win over our CA
-            pki = self.cluster.pki
-            s.verify, s.cert = str(pki.ca), (str(pki.cert("admin")), str(pki.key("admin")))
+            s = admin_session(self.cluster.api)
             self._local.session = s
         return s
 

@@ -61,18 +61,22 @@ def all_on() -> dict[str, bool]:
     return {n: True for n in sorted(_with_dependencies(wanted)) if not table[n]["locked"]}
 
 
-def profiles() -> dict[str, dict[str, bool]]:
-    """name -> apiserver gates: 1.37 defaults, everything on, and each of OFF_IN_TURN off in turn.
-
-    `DIFF_PROFILES=all-on,defaults` (names, comma-separated) keeps only those, for quick local runs;
-    `all-on` always stays (generated cases are judged in it).
-    """
+def every_profile() -> dict[str, dict[str, bool]]:
+    """name -> apiserver gates: 1.37 defaults, everything on, and each of OFF_IN_TURN off in turn."""
     on = all_on()
     out: dict[str, dict[str, bool]] = {"all-on": on, "defaults": {}}
     for gate in OFF_IN_TURN:
         off = {gate} | _dependents(gate)
         out[f"no-{gate}"] = {**on, **{g: False for g in off if g in upstream_gates()
                                       and not upstream_gates()[g]["locked"]}}
+    return out
+
+
+def profiles() -> dict[str, dict[str, bool]]:
+    """`every_profile()`, narrowed by `DIFF_PROFILES=all-on,defaults` (names, comma-separated) for
+    quick local runs; `all-on` always stays (generated cases are judged in it).
+    """
+    out = every_profile()
     if only := os.environ.get("DIFF_PROFILES"):
         keep = {"all-on", *(n.strip() for n in only.split(","))}
         out = {k: v for k, v in out.items() if k in keep}

@@ -10,15 +10,18 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 import yaml
 
 from tests.rig.pki import Pki, make_pki
 from tests.rig.procs import Proc, ProcError, free_port, port_open
+
+if TYPE_CHECKING:
+    from tests.rig.control import ControlPlane
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("UPSTREAM_BIN", REPO / ".cache" / "upstream" / "bin"))
@@ -27,6 +30,15 @@ BUILD_TIMEOUT = 3600
 #: v1beta1 and v1beta2 too (off by default in 1.37), so their conversion can be compared.
 RUNTIME_CONFIG = ("resource.k8s.io/v1=true,resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true,"
                   "scheduling.k8s.io/v1beta1=true")
+#: Alpha API versions that kube-scheduler or kube-controller-manager watch once a gate is on: an
+#: apiserver with a control plane serves them with the gate (the components never sync otherwise).
+ALPHA_APIS = {"CompositePodGroup": "scheduling.k8s.io/v1alpha3", "DRAResourcePoolStatus": "resource.k8s.io/v1alpha3"}
+
+
+def control_plane_runtime_config(gates: Mapping[str, bool]) -> str:
+    """RUNTIME_CONFIG plus the alpha versions the control plane needs under ``gates``."""
+    extra = sorted({api for gate, api in ALPHA_APIS.items() if gates.get(gate)})
+    return ",".join([RUNTIME_CONFIG, *(f"{api}=true" for api in extra)])
 
 
 class RigError(RuntimeError):
@@ -74,8 +86,10 @@ class ApiServer:
     """kube-apiserver with RBAC, client-certificate and service-account authentication."""
 
     def __init__(self, etcd: Etcd, pki: Pki, workdir: Path, gates: Mapping[str, bool], *,
-                 name: str = "apiserver", extra_args: tuple[str, ...] = ()) -> None:
+                 name: str = "apiserver", extra_args: tuple[str, ...] = (),
+                 runtime_config: str = RUNTIME_CONFIG) -> None:
         self.etcd, self.pki, self.name = etcd, pki, name
+        self.runtime_config = runtime_config
         self.dir = workdir / name
         self.dir.mkdir(parents=True, exist_ok=True)
         self.prefix = f"/registry-{name}"
@@ -106,7 +120,7 @@ class ApiServer:
                 "--service-account-key-file", str(p.sa_pub),
                 "--service-account-signing-key-file", str(p.sa_key),
                 "--service-cluster-ip-range", "10.96.0.0/16",
-                "--runtime-config", RUNTIME_CONFIG,
+                "--runtime-config", self.runtime_config,
                 "--feature-gates", gate_spec(self.gates),
                 "--endpoint-reconciler-type", "none",  # no Service endpoints for a loopback address
                 "--enable-priority-and-fairness=false", "--profiling=false",
@@ -142,10 +156,11 @@ class ApiServer:
     # -- clients -------------------------------------------------------------------------------
 
     def kubeconfig(self, user: str = "admin", token: str | None = None) -> Path:
-        """A kubeconfig for the admin (client certificate) or for a bearer token."""
+        """A kubeconfig for a bearer token, or for the client certificate the PKI made for ``user``
+        (`admin`, `kube-scheduler`, `kube-controller-manager`)."""
         auth: dict[str, Any] = ({"token": token} if token is not None else
-                                {"client-certificate": str(self.pki.cert("admin")),
-                                 "client-key": str(self.pki.key("admin"))})
+                                {"client-certificate": str(self.pki.cert(user)),
+                                 "client-key": str(self.pki.key(user))})
         cfg = {"apiVersion": "v1", "kind": "Config", "current-context": "rig",
                "clusters": [{"name": "rig", "cluster": {"server": self.url,
                                                         "certificate-authority": str(self.pki.ca)}}],
@@ -172,27 +187,58 @@ class ApiServer:
 
 
 class Cluster:
-    """etcd plus one apiserver (more with `add_apiserver`), under one work directory."""
+    """etcd plus one apiserver (more with `add_apiserver`), under one work directory.
 
-    def __init__(self, workdir: Path, gates: Mapping[str, bool] | None = None, *,
-                 apiserver_args: tuple[str, ...] = ()) -> None:
+    ``control_plane=True`` also starts kube-scheduler and kube-controller-manager against it
+    (`tests/rig/control.py`); tests that need only an apiserver leave it off and do not pay for
+    them. `add_control_plane` gives another apiserver its own pair.
+    """
+
+    def __init__(self, workdir: Path, gates: Mapping[str, bool] | None = None, *, control_plane: bool = False,
+                 scheduler_profiles: Sequence[Mapping[str, Any]] = (),
+                 disabled_controllers: Sequence[str] = (), apiserver_args: tuple[str, ...] = ()) -> None:
         ensure_binaries()
         self.dir = workdir
         self.pki = make_pki(workdir / "pki")
         self.etcd = Etcd(workdir)
         self.apiservers: list[ApiServer] = []
+        self.control_planes: dict[str, ControlPlane] = {}
         try:
-            self.api = self.add_apiserver(gates or {}, name="apiserver", extra_args=apiserver_args)
+            self.api = self.add_apiserver(gates or {}, name="apiserver", control_plane=control_plane,
+                                          extra_args=apiserver_args)
+            if control_plane:
+                self.add_control_plane(self.api, scheduler_profiles, disabled_controllers)
         except BaseException:
             self.stop()
             raise
 
-    def add_apiserver(self, gates: Mapping[str, bool], name: str, extra_args: tuple[str, ...] = ()) -> ApiServer:
-        api = ApiServer(self.etcd, self.pki, self.dir, gates, name=name, extra_args=extra_args)
+    def add_apiserver(self, gates: Mapping[str, bool], name: str, control_plane: bool = False,
+                      extra_args: tuple[str, ...] = ()) -> ApiServer:
+        """Another apiserver on the same etcd (its own prefix); ``control_plane``: one that will get
+        a scheduler and a controller manager, so it also serves the alpha APIs they watch."""
+        config = control_plane_runtime_config(gates) if control_plane else RUNTIME_CONFIG
+        api = ApiServer(self.etcd, self.pki, self.dir, gates, name=name, runtime_config=config,
+                        extra_args=extra_args)
         self.apiservers.append(api)
         return api
 
+    def add_control_plane(self, api: ApiServer, scheduler_profiles: Sequence[Mapping[str, Any]] = (),
+                          disabled_controllers: Sequence[str] = ()) -> ControlPlane:
+        """A kube-scheduler and a kube-controller-manager for ``api``, with its gates."""
+        from tests.rig.control import ControlPlane
+
+        cp = ControlPlane(api, scheduler_profiles, disabled_controllers)
+        self.control_planes[api.name] = cp
+        return cp
+
+    def procs(self) -> list[Proc]:
+        """Every process of the cluster that should be running."""
+        out = [self.etcd.proc, *(a.proc for a in self.apiservers if a.proc is not None)]
+        return out + [p for cp in self.control_planes.values() for p in cp.procs]
+
     def stop(self) -> None:
+        for cp in self.control_planes.values():
+            cp.stop()
         for api in reversed(self.apiservers):
             api.stop()
         self.etcd.stop()

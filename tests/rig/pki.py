@@ -1,7 +1,9 @@
 """Certificates of the rig, made with `cryptography`: one CA signs everything.
 
 The apiserver's serving certificate (127.0.0.1, localhost, kubernetes.default.svc), client
-certificates (the admin is in `system:masters`), and the service-account signing key pair.
+certificates (the admin is in `system:masters`; the scheduler and the controller manager are the
+users `system:kube-scheduler` and `system:kube-controller-manager`, so the apiserver's bootstrap
+RBAC applies to them as in a real cluster), and the service-account signing key pair.
 The webhook's own serving certificate comes from `dra-webhook certs --dev`, as a user makes it.
 """
 
@@ -72,8 +74,14 @@ class Pki:
         return self.dir / "sa.pub"
 
 
+#: Client certificates besides the admin's: file name -> user (the certificate's common name).
+COMPONENT_USERS = {"kube-scheduler": "system:kube-scheduler",
+                   "kube-controller-manager": "system:kube-controller-manager"}
+
+
 def make_pki(out: Path) -> Pki:
-    """Write the CA, `apiserver` serving pair, `admin` client pair and the service-account keys."""
+    """Write the CA, `apiserver` serving pair, client pairs (`admin` and the control-plane
+    components of COMPONENT_USERS) and the service-account keys."""
     out.mkdir(parents=True, exist_ok=True)
     pki = Pki(out)
     ca_key, ca = make_ca("dra-webhook-rig-ca", days=30)
@@ -88,6 +96,10 @@ def make_pki(out: Path) -> Pki:
     crt, key = _leaf(ca_key, ca, admin, client=True)
     pki.cert("admin").write_bytes(crt)
     pki.key("admin").write_bytes(key)
+    for name, user in COMPONENT_USERS.items():
+        crt, key = _leaf(ca_key, ca, x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, user)]), client=True)
+        pki.cert(name).write_bytes(crt)
+        pki.key(name).write_bytes(key)
     sa = ec.generate_private_key(ec.SECP256R1())
     pki.sa_key.write_bytes(_pem_key(sa))
     pki.sa_pub.write_bytes(sa.public_key().public_bytes(serialization.Encoding.PEM,

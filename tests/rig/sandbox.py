@@ -1,13 +1,16 @@
 """The sandbox: a real kube-apiserver 1.37 that calls `dra-webhook serve` for DRA and PodGroup writes.
 
-`Sandbox` starts etcd and kube-apiserver (gates from FEATURE_GATES), renders our Helm chart
+`Sandbox` starts etcd and kube-apiserver (gates from FEATURE_GATES), with `control_plane=True`
+also kube-scheduler and kube-controller-manager (so pods really schedule), renders our Helm chart
 with a `url` client config pointing at a loopback `dra-webhook serve`, applies the chart's
 ServiceAccount and RBAC, runs the webhook's live state as that ServiceAccount (a token from
 the TokenRequest API, so the chart's ClusterRole is proved enough), registers the chart's
-Mutating- and ValidatingWebhookConfiguration and loads `examples/cluster/`.
+Mutating- and ValidatingWebhookConfiguration and loads `examples/cluster/` (Nodes registered as
+ready, kubelet-less nodes: `tests/rig/control.py`).
 
-`make sandbox` runs `python -m tests.rig.sandbox`: it prints the kubeconfig and what to try,
-and stops everything on Ctrl-C. The e2e tests use the same class as a fixture.
+`make sandbox` runs `python -m tests.rig.sandbox` (with the scheduler and the controller manager):
+it prints the kubeconfig and what to try, and stops everything on Ctrl-C. The e2e tests use the
+same class as a fixture; those that only need the apiserver leave the control plane off.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import requests
 import yaml
 
 from tests.rig.cluster import REPO, ApiServer, Cluster, RigError, gate_spec
+from tests.rig.control import register_nodes
 from tests.rig.procs import Proc, ProcError, free_port
 
 RELEASE = NAMESPACE = "dra-webhook"
@@ -122,10 +126,10 @@ class Sandbox:
 
     def __init__(self, workdir: Path, gates: Mapping[str, bool] | None = None, *,
                  webhook_gates: Mapping[str, bool] | None = None, chart_values: Mapping[str, Any] | None = None,
-                 load_examples: bool = True, webhook_args: tuple[str, ...] = ()) -> None:
+                 load_examples: bool = True, webhook_args: tuple[str, ...] = (), control_plane: bool = False) -> None:
         self.dir = workdir
         self.gates = {**BASE_GATES, **(gates or {})}
-        self.cluster = Cluster(workdir, self.gates)
+        self.cluster = Cluster(workdir, self.gates, control_plane=control_plane)
         self.webhook: Webhook | None = None
         try:
             self.webhook = Webhook(workdir, {**self.gates, **(webhook_gates or {})}, webhook_args)
@@ -158,8 +162,8 @@ class Sandbox:
     # -- setup ---------------------------------------------------------------------------------
 
     def _ensure_default_service_account(self, namespace: str) -> None:
-        # No kube-controller-manager runs here, so nobody creates `default` ServiceAccounts;
-        # pods need one to pass the ServiceAccount admission plugin.
+        # Without kube-controller-manager nobody creates `default` ServiceAccounts (with it, not at
+        # once); pods need one to pass the ServiceAccount admission plugin. AlreadyExists is fine.
         self.kubectl("create", "serviceaccount", "default", "-n", namespace)
 
     def chart_values(self, extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -210,9 +214,12 @@ class Sandbox:
         raise RigError(f"the apiserver does not call the webhook after {timeout} s; last kubectl stderr: {last}")
 
     def load(self, path: Path) -> None:
-        """Create the objects of a state directory; claims get their `status.allocation` too."""
+        """Create the objects of a state directory; claims get their `status.allocation` too, and
+        Nodes are registered as a kubelet would leave them (ready, with allocatable)."""
         objs = load_manifests(path)
-        self.must("apply", "-f", "-", input=yaml.safe_dump_all([_without_status(o) for o in objs]))
+        register_nodes(self.api, [o for o in objs if o.get("kind") == "Node"])
+        self.must("apply", "-f", "-", input=yaml.safe_dump_all([_without_status(o) for o in objs
+                                                                 if o.get("kind") != "Node"]))
         for o in objs:
             if o.get("kind") == "ResourceClaim" and (o.get("status") or {}).get("allocation"):
                 self.set_claim_status(o)
@@ -272,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="dra-sandbox-"))
     print(f"sandbox: starting in {workdir} (the first run builds upstream Kubernetes: minutes)", flush=True)
     try:
-        sb = Sandbox(workdir, gates, webhook_gates=webhook_gates, load_examples=not args.no_examples)
+        sb = Sandbox(workdir, gates, webhook_gates=webhook_gates, load_examples=not args.no_examples,
+                     control_plane=True)
     except (RigError, ProcError) as e:
         print(f"sandbox: {e}", file=sys.stderr)
         return 1
@@ -287,20 +295,23 @@ def main(argv: list[str] | None = None) -> int:
     kubectl = REPO / ".cache" / "upstream" / "bin" / "kubectl"
     assert sb.webhook is not None
     print(f"""
-sandbox: ready. kube-apiserver {sb.api.url} (gates {gate_spec(sb.gates)})
-         dra-webhook {sb.webhook.url} (gates {gate_spec(sb.webhook.gates)})
+sandbox: ready. kube-apiserver {sb.api.url} (gates {gate_spec(sb.gates)}),
+         kube-scheduler and kube-controller-manager with the same gates (no kubelet: pods are
+         bound, never run), dra-webhook {sb.webhook.url} (gates {gate_spec(sb.webhook.gates)})
          logs under {workdir}
 
   export KUBECONFIG={kc}
   alias kubectl={kubectl}
   kubectl apply --dry-run=server -f examples/seeds/seed-000-resourceslice-compatibility-groups.yaml
   kubectl apply --dry-run=server -f examples/feasibility/two-6gi.yaml     # feasibility warnings
-  kubectl get resourceslices
+  kubectl apply -f examples/pods/two-gpus.yaml && kubectl get pods -o wide  # a pod that schedules
+  kubectl apply -f examples/pods/two-6gi.yaml && kubectl describe pod two-6gi  # one that stays Pending
+  kubectl get resourceslices,resourceclaims
 
 Ctrl-C stops everything.""", flush=True)
     try:
         while not stop["now"]:
-            for proc in [sb.api.proc, sb.cluster.etcd.proc, sb.webhook.proc]:
+            for proc in [*sb.cluster.procs(), sb.webhook.proc]:
                 if proc is not None and not proc.alive():
                     print(f"sandbox: {proc.name} exited ({proc.popen.returncode}); see {proc.log}", file=sys.stderr)
                     stop["now"] = True
