@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import requests
 
@@ -65,6 +66,12 @@ class Verdict:
         return self.code == 400
 
 
+def is_path_refusal(code: int, message: str) -> bool:
+    """The apiserver's router refused the request path: a namespace that cannot be a path segment
+    (it holds "%" or "/"), answered 500 before decoding, admission or validation."""
+    return code == 500 and "invalid resource name" in message
+
+
 def _verdict(r: requests.Response) -> Verdict:
     try:
         body = r.json()
@@ -76,7 +83,8 @@ def _verdict(r: requests.Response) -> Verdict:
         return Verdict(False, code=404, message=str(body.get("message", "")), served=False)
     causes = frozenset((str(c.get("field", "")), str(c.get("reason", "")))
                        for c in (body.get("details") or {}).get("causes") or [])
-    if r.status_code >= 500 and "resourceVersion should not be set" not in str(body.get("message")):
+    if r.status_code >= 500 and "resourceVersion should not be set" not in str(body.get("message")) \
+            and not is_path_refusal(r.status_code, str(body.get("message"))):
         raise OracleError(f"kube-apiserver answered {r.status_code}: {r.text[:2000]}")
     return Verdict(False, causes=causes, code=r.status_code, message=str(body.get("message", "")))
 
@@ -121,8 +129,9 @@ class ApiOracle:
     def _url(self, profile: str, obj: Mapping[str, Any], name: str | None = None) -> str:
         base, plural, namespaced = RESOURCES[str(obj.get("kind"))]
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-        ns = f"/namespaces/{meta.get('namespace') or 'default'}" if namespaced else ""
-        tail = f"/{name}" if name else ""
+        # A generated namespace may hold any character ("%" included): the path carries it encoded.
+        ns = f"/namespaces/{quote(str(meta.get('namespace') or 'default'), safe='')}" if namespaced else ""
+        tail = f"/{quote(name, safe='')}" if name else ""
         return f"{self.apis[profile].url}{base}{ns}/{plural}{tail}"
 
     def _send(self, method: str, url: str, body: Any, dry_run: bool = True) -> requests.Response:

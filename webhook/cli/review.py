@@ -123,20 +123,23 @@ def build_review(obj: dict[str, Any], old: dict[str, Any] | None, operation: str
 def review_objects(objs: list[dict[str, Any]], old: dict[str, Any] | None, operation: str,
                    dry_run: bool, settings: Settings, state: StateSource | None) -> list[Reviewed]:
     """Review every object as the apiserver and our webhooks would: the apiserver's decode step
-    (an object it cannot decode is refused, HTTP 400), its defaults, then our pipeline."""
+    (an object it cannot decode is refused, HTTP 400; null list items and map values become zero
+    values), its defaults, then our pipeline."""
     results = []
-    for obj in objs:
-        if (bad := decode.check(obj)) is not None:
+    for given in objs:
+        decoded = decode.decode(given)
+        if (bad := decoded.error) is not None:
             # The apiserver would refuse it before defaults, webhooks and validation (HTTP 400).
-            doc = build_review(obj, old, operation, dry_run)
+            doc = build_review(given, old, operation, dry_run)
             req = parse_review(doc)
             answer = Answer(build_bad_request(req.uid, bad.message), False, [], [], [])
             refused = " ".join((bad.message, *(f"({h})" for h in bad.hints)))
-            results.append(Reviewed(obj, Outcome(req, handled=True), answer, doc["request"], refused=refused))
+            results.append(Reviewed(given, Outcome(req, handled=True), answer, doc["request"], refused=refused))
             continue
-        doc = build_review(with_defaults(obj), with_defaults(old) if old else None, operation, dry_run)
+        stored = decode.decode(old).obj if old else None
+        doc = build_review(with_defaults(decoded.obj), with_defaults(stored) if stored else None, operation, dry_run)
         out = evaluate(parse_review(doc), settings, state, endpoint="review")
-        results.append(Reviewed(obj, out, respond(out, settings, "review"), doc["request"],
+        results.append(Reviewed(given, out, respond(out, settings, "review"), doc["request"],
                                 problem=not_checked(out)))
     return results
 
