@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.differential.oracle import AllocOracle, ApiOracle
+from tests.differential.oracle import AllocOracle, ApiOracle, PoolOracle
 from tests.differential.profiles import profiles
 
 
@@ -33,5 +33,13 @@ def api_oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiOracle]:
 @pytest.fixture(scope="session")
 def alloc_oracle() -> Iterator[AllocOracle]:
     oracle = AllocOracle().start()
+    yield oracle
+    oracle.stop()
+
+
+@pytest.fixture(scope="session")
+def pool_oracle() -> Iterator[PoolOracle]:
+    """Upstream's DRA driver helper, judging pools (`pool-check`)."""
+    oracle = PoolOracle().start()
     yield oracle
     oracle.stop()

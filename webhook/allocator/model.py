@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from webhook.allocator.devices import (
@@ -40,7 +41,7 @@ from webhook.gates import FeatureGates, Gate
 from webhook.state.base import ClusterSnapshot
 
 __all__ = ["AllocatedState", "CapSpec", "Device", "DeviceClassInfo", "Model", "NodeInfo", "Num", "Slice", "_d",
-           "_l", "_s", "model_for", "num", "qnum", "qty"]
+           "_l", "_s", "hiding_gate", "model_for", "num", "qnum", "qty"]
 
 
 _UIDS = itertools.count()
@@ -161,8 +162,6 @@ class Model:
         self.hide_multi = self.variant == STABLE
         """The stable allocator shows CEL no ``allowMultipleAllocations``."""
         self.snapshot_version = snapshot.version
-        self._pd = gates.enabled(Gate.DRA_PARTITIONABLE_DEVICES)
-        self._cg = gates.enabled(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS)
         raws, node_raws = snapshot.of("ResourceSlice"), snapshot.of("Node")
         _prune(raws, node_raws)
         self._index: _Index = prev._index if prev is not None and prev._index.raws is raws else _Index(raws)
@@ -227,9 +226,8 @@ class Model:
     def _visible(self, sl: Slice) -> bool:
         """§2.1 steps 2-3: gate-driven slice filters hide slices from a node's view; a pool's
         generation and completeness are still judged over all of its slices (``pool_slices``)."""
-        if not self._pd and (sl.per_device is not None or sl.has_counters):
-            return False
-        return self._cg or not sl.has_groups
+        return hiding_gate(per_device=sl.per_device is not None, counters=sl.has_counters,
+                           groups=(lambda: sl.has_groups), gates=self.gates) is None
 
     @property
     def all_slices(self) -> tuple[Slice, ...]:
@@ -272,6 +270,23 @@ class Model:
                 got.setdefault(sl.pool_key(), []).append(sl)
             self._by_pool = got
         return got.get(key, [])
+
+
+def hiding_gate(*, per_device: bool, counters: bool, groups: bool | Callable[[], bool],
+                gates: FeatureGates) -> Gate | None:
+    """The gate whose being off hides a slice from the allocator (§2.1 steps 2-3), or None.
+
+    While ``DRAPartitionableDevices`` is off the scheduler ignores slices that set
+    ``perDeviceNodeSelection`` (true or false) or have counter sets; while
+    ``DRADeviceCompatibilityGroups`` is off, slices with a device that names compatibility groups.
+    ``groups`` may be a function: it is called only when the answer depends on it.
+    """
+    if (per_device or counters) and not gates.enabled(Gate.DRA_PARTITIONABLE_DEVICES):
+        return Gate.DRA_PARTITIONABLE_DEVICES
+    if gates.enabled(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS):
+        return None
+    uses = groups() if callable(groups) else groups
+    return Gate.DRA_DEVICE_COMPATIBILITY_GROUPS if uses else None
 
 
 def _nodes(node_raws: tuple[Any, ...], index: _Index) -> dict[str, NodeInfo]:
