@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from webhook.allocator.poollint import Check, Place, PoolFinding, findings_for, lint_pool, text
+from webhook.allocator.poollint import Check, Place, PoolFinding, finding, findings_for, lint_pool, text
 from webhook.gates import FeatureGates, Gate
 
 DRIVER, POOL = "gpu.example.com", "node-a"
@@ -68,6 +68,8 @@ COUNTERS = sl("a", count=2, counters=[cset("gpu-0", "memory")])
                  [f(Check.SLICE_COUNT, ("a", "spec.pool.resourceSliceCount"), ("b", "spec.pool.resourceSliceCount"),
                     have=2, want=3)], id="fewer-slices-than-the-count"),
     pytest.param([sl("a", count=3, devices=[dev("gpu-0")])], {}, False, [], id="fewer-slices-live-is-a-publish-moment"),
+    pytest.param([sl("b", count=2, devices=[dev("mig-0", ("gpu-0", "memory"))])], {}, False, [],
+                 id="live-the-missing-slice-may-define-the-counter-set"),
     pytest.param([sl("a", devices=[dev("gpu-0")]), sl("b", devices=[dev("gpu-1")])], {}, False,
                  [f(Check.SLICE_COUNT, ("a", "spec.pool.resourceSliceCount"), ("b", "spec.pool.resourceSliceCount"),
                     have=2, want=1)], id="more-slices-than-the-count-even-live"),
@@ -126,9 +128,22 @@ def test_things_that_are_not_slices_get_nothing() -> None:
                  "spec.pool.resourceSliceCount is 3 (a); the pool is incomplete and the scheduler allocates none "
                  "of its devices", id="slice-count"),
     pytest.param(f(Check.HIDDEN_BY_GATE, ("a", "spec"), name=Gate.DRA_DEVICE_COMPATIBILITY_GROUPS),
-                 "pool: gpu.example.com/node-a: the scheduler does not see slices a while DRADeviceCompatibilityGroups "
-                 "is off, so the pool is incomplete and the scheduler allocates none of its devices",
+                 "pool: gpu.example.com/node-a: the scheduler does not see slices while DRADeviceCompatibilityGroups "
+                 "is off (a); the pool is incomplete and the scheduler allocates none of its devices",
                  id="names-the-gate"),
+    pytest.param(f(Check.SLICE_COUNT, *((n, "spec.pool.resourceSliceCount") for n in "abcdef"), have=6, want=7),
+                 "pool: gpu.example.com/node-a: 6 slice(s) at its newest generation but spec.pool.resourceSliceCount "
+                 "is 7 (a, b, c, d and 2 more); the pool is incomplete and the scheduler allocates none of its devices",
+                 id="long-lists-are-cut"),
 ])
 def test_wording(finding: PoolFinding, want: str) -> None:
     assert text(finding) == want
+
+
+def test_the_terse_form_keeps_the_key_fact() -> None:
+    dup = f(Check.DUPLICATE_DEVICE, ("gpu-node-a-0", "spec.devices[0].name"), ("gpu-node-a-1", "spec.devices[1].name"),
+            name="gpu-0")
+    assert text(dup, terse=True) == ("pool: gpu.example.com/node-a: device gpu-0 is defined twice "
+                                     "(gpu-node-a-0, gpu-node-a-1)")
+    got = finding(dup)
+    assert got.line(120) == text(dup, terse=True) and got.line(10_000) == text(dup)

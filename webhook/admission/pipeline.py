@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from webhook.admission.envelope import AdmissionRequest, parse_review
 from webhook.admission.response import build_response, sanitize_warnings
+from webhook.allocator import poollint
 from webhook.allocator.feasibility import feasibility_warnings
 from webhook.config import Settings
 from webhook.defaulting import plan_capacity_defaults
 from webhook.fielderrors import FieldError
+from webhook.findings import Finding
+from webhook.gates import FeatureGates
 from webhook.patch import PatchError, apply_patch
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
@@ -41,6 +45,8 @@ class Outcome:
     mutated: dict[str, Any] | None = None
     mutation_warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    """Lint (pool and standard-attribute findings): warnings, failures with ``review --strict``."""
     feasibility: list[str] = field(default_factory=list)
     feasibility_checked: bool = False
 
@@ -96,11 +102,31 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
         out.errors = list(rules.validate(obj, ctx))
     out.notes.extend(rules.warnings(obj, ctx))
     out.notes.extend(_state_notes(rules, obj, view))
+    out.findings.extend(rules.findings(obj, ctx))
+    if rules.pool_lint and endpoint == "validate" and out.allowed and view is not None:
+        # The webhook judges the slice's pool as the live state plus this slice shows it, in the
+        # middle of whatever the driver is publishing (complete=False). ``review`` judges the
+        # whole set of files it was given instead (``pool_findings`` with complete=True).
+        (found,) = pool_findings([obj], view.snapshot.of("ResourceSlice"), settings.gates, complete=False)
+        out.findings.extend(found)
     if out.allowed and settings.feasibility and rules.feasibility and (
             req.operation == "CREATE" or req.dry_run) and req.subresource == "":
         out.feasibility = _feasibility(obj, settings, view, deadline)
         out.feasibility_checked = True
     return out
+
+
+def pool_findings(subjects: Sequence[dict[str, Any]], others: Iterable[Any], gates: FeatureGates, *,
+                  complete: bool) -> list[list[Finding]]:
+    """For each subject, the findings of its pool (``poollint.findings_for``), as the pipeline
+    carries them. The one entry to the pool lint for the server and ``review``; never raises
+    (a failure is logged and gives no findings: lint must not fail a request)."""
+    try:
+        return [[poollint.finding(f) for f in found]
+                for found in poollint.findings_for(subjects, others, gates, complete=complete)]
+    except Exception:
+        log.exception("pool lint failed")
+        return [[] for _ in subjects]
 
 
 def _mutate(rules: KindRules, req: AdmissionRequest, ctx: RuleContext, settings: Settings,
@@ -199,7 +225,8 @@ def respond(out: Outcome, settings: Settings, endpoint: Endpoint,
         warnings = out.mutation_warnings + out.notes
         allowed, errors, patch = True, [], out.patch
     else:
-        warnings = out.mutation_warnings + out.notes + out.feasibility
+        lint = [f.line(settings.max_warning_length) for f in out.findings]
+        warnings = out.mutation_warnings + out.notes + lint + out.feasibility
         allowed, errors = out.allowed, out.errors
         patch = out.patch if endpoint == "review" else []
     sent = sanitize_warnings(warnings, max_count=settings.max_warnings,

@@ -23,9 +23,10 @@ three sources, and each finding says which:
 
 Only the newest generation's slices are judged for the publish and shape checks. ``complete``
 says whether the slices are the whole pool as the driver means to publish it (``review`` of a
-driver's files) or a moment of a live cluster (the webhook), where a pool with too few slices or
-an older generation is what every multi-slice publish looks like for a moment; those two
-findings are made only for a complete pool.
+driver's files) or a moment of a live cluster (the webhook, an UPDATE), where a pool with too
+few slices or an older generation is what every multi-slice publish looks like for a moment:
+those two findings are made only for a complete pool, and a consumed counter set or counter
+that no slice defines only when the pool has all its slices (a slice still to come may).
 
 Pure: raw slice dicts in (as stored, after the apiserver's mutation), findings out; a finding is
 a code plus fields, worded once (``text``).
@@ -34,11 +35,12 @@ a code plus fields, worded once (``text``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from webhook.allocator.model import hiding_gate
+from webhook.findings import Finding
 from webhook.gates import FeatureGates, Gate
 
 PREFIX = "pool: "
@@ -257,7 +259,10 @@ def lint_pool(driver: str, pool: str, slices: Sequence[dict[str, Any]], gates: F
         out.append(PoolFinding(Check.HIDDEN_BY_GATE, driver, pool,
                                tuple(Place(_name(s), "spec") for s, gs in zip(current, hiding, strict=True)
                                      if gate in gs), gate))
-    out.extend(publish_findings(driver, pool, current))
+    whole = complete or len(current) >= want
+    # A slice not seen yet may define what a device consumes: references are judged whole pools only.
+    out.extend(f for f in publish_findings(driver, pool, current)
+               if whole or f.check not in (Check.UNKNOWN_COUNTER_SET, Check.UNKNOWN_COUNTER))
     selections: dict[str, list[Place]] = {}
     for s in current:
         where, what = _node_selection(_d(s.get("spec")))
@@ -268,28 +273,38 @@ def lint_pool(driver: str, pool: str, slices: Sequence[dict[str, Any]], gates: F
     return out
 
 
-@dataclass
-class Pools:
-    """Slices grouped by pool, in the order given; a later slice of the same name replaces an
-    earlier one (the state's copy of a slice under review)."""
+def _member(sl: dict[str, Any]) -> str:
+    """A slice's name within its pool; an unnamed one (generateName) is always a new member."""
+    return _name(sl) or f"#{id(sl)}"
 
-    by_key: dict[PoolKey, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
-    @classmethod
-    def of(cls, slices: Iterable[Any]) -> Pools:
-        out = cls()
-        for sl in slices:
-            out.add(sl)
-        return out
-
-    def add(self, sl: Any) -> None:
+def index_pools(slices: Iterable[Any]) -> dict[PoolKey, dict[str, dict[str, Any]]]:
+    """Slices by pool and then by name, in the order given (a later slice of a name replaces an
+    earlier one in its place)."""
+    out: dict[PoolKey, dict[str, dict[str, Any]]] = {}
+    for sl in slices:
         key = pool_key(sl)
-        if key is None:
-            return
-        members = self.by_key.setdefault(key, {})
-        name = _name(sl) or f"#{id(sl)}"  # an unnamed slice (generateName) is always a new one
-        members.pop(name, None)
-        members[name] = sl
+        if key is not None:
+            members = out.setdefault(key, {})
+            name = _member(sl)
+            members[name] = sl
+    return out
+
+
+_LAST_INDEX: list[tuple[Any, dict[PoolKey, dict[str, dict[str, Any]]]]] = []
+"""The index of the last tuple of slices indexed: a live state keeps its tuple until it changes,
+so a request indexes the cluster's slices once per state change, not once per request."""
+
+
+def _indexed(others: Iterable[Any]) -> dict[PoolKey, dict[str, dict[str, Any]]]:
+    if not isinstance(others, tuple):
+        return index_pools(others)
+    last = _LAST_INDEX[0] if _LAST_INDEX else None
+    if last is not None and last[0] is others:
+        return last[1]
+    got = index_pools(others)
+    _LAST_INDEX[:] = [(others, got)]
+    return got
 
 
 def findings_for(subjects: Sequence[Any], others: Iterable[Any], gates: FeatureGates, *,
@@ -297,70 +312,110 @@ def findings_for(subjects: Sequence[Any], others: Iterable[Any], gates: FeatureG
     """For each subject (a slice under review), the findings of its pool that concern it.
 
     A pool is judged over ``others`` (the cluster's slices) with the subjects replacing the
-    slices of the same name. A finding concerns a subject when it names the subject, or when it
+    slices of the same name (in their place). A finding concerns a subject when it names the subject, or when it
     names no subject at all (a problem among the other slices of its pool). Subjects that are
-    not slices get [].
+    not slices get []. Linear in the slices and findings (a pool of 10,000 slices included).
     """
-    pools = Pools.of(others)
+    index = _indexed(others)
+    pools: dict[PoolKey, dict[str, dict[str, Any]]] = {}
     for sl in subjects:
-        pools.add(sl)
-    names = {(k, _name(s)) for s in subjects if (k := pool_key(s)) is not None}
-    judged: dict[PoolKey, list[PoolFinding]] = {}
+        key = pool_key(sl)
+        if key is not None:
+            members = pools.get(key)
+            if members is None:
+                members = pools[key] = dict(index.get(key, {}))
+            name = _member(sl)
+            members[name] = sl
+    under_review: dict[PoolKey, set[str]] = {}
+    for sl in subjects:
+        if (key := pool_key(sl)) is not None:
+            under_review.setdefault(key, set()).add(_name(sl))
+    judged: dict[PoolKey, tuple[list[PoolFinding], dict[str, list[int]], list[int]]] = {}
+    for key, members in pools.items():
+        found = lint_pool(*key, list(members.values()), gates, complete=complete)
+        by_slice: dict[str, list[int]] = {}
+        orphans: list[int] = []
+        for i, f in enumerate(found):
+            named = [n for n in f.slices if n in under_review[key]]
+            for n in named:
+                by_slice.setdefault(n, []).append(i)
+            if not named:
+                orphans.append(i)
+        judged[key] = (found, by_slice, orphans)
     out: list[list[PoolFinding]] = []
     for sl in subjects:
         key = pool_key(sl)
         if key is None:
             out.append([])
             continue
-        if key not in judged:
-            judged[key] = lint_pool(*key, list(pools.by_key[key].values()), gates, complete=complete)
-        mine = _name(sl)
-        out.append([f for f in judged[key]
-                    if mine in f.slices or not any((key, s) in names for s in f.slices)])
+        found, by_slice, orphans = judged[key]
+        out.append([found[i] for i in sorted({*by_slice.get(_name(sl), ()), *orphans})])
     return out
 
 
 # ---------------------------------------------------------------- words
 
+LISTED_MAX = 4
+"""Places or slices a line names before it says how many more there are (a pool of 10,000 slices
+with a wrong count is one finding, not a 10,000-name line)."""
 
-def _where(places: Sequence[Place]) -> str:
-    return ", ".join(map(str, places))
+
+def _listed(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:LISTED_MAX])
+    return shown if len(items) <= LISTED_MAX else f"{shown} and {len(items) - LISTED_MAX} more"
+
+
+def _where(f: PoolFinding) -> str:
+    return _listed([str(p) for p in f.places])
 
 
 def _slices(f: PoolFinding) -> str:
-    return ", ".join(f.slices)
+    return _listed(list(f.slices)) or "none"
 
 
-def text(f: PoolFinding) -> str:
-    """The finding as one line: ``pool: <driver>/<pool>: <what> (<where>); <consequence>``."""
+def text(f: PoolFinding, terse: bool = False) -> str:
+    """The finding as one line: ``pool: <driver>/<pool>: <what> (<where>); <consequence>``.
+
+    ``terse``: the key fact alone (the pool, what, and the slices), for the server's warnings.
+    """
     head = f"{PREFIX}{f.label}: "
     skips = "the scheduler allocates none of its devices"
+    refused = f"upstream's driver helper refuses to publish the pool and {skips}"
     if f.check == Check.DUPLICATE_COUNTER_SET:
-        what = f"counter set {f.name} is defined twice ({_where(f.places)})"
+        what, why = f"counter set {f.name} is defined twice", refused
     elif f.check == Check.DUPLICATE_DEVICE:
-        what = f"device {f.name} is defined twice ({_where(f.places)})"
+        what, why = f"device {f.name} is defined twice", refused
     elif f.check == Check.UNKNOWN_COUNTER_SET:
-        what = (f"device {f.device} consumes counter set {f.name}, which no slice of the pool defines "
-                f"({_where(f.places)})")
+        what, why = f"device {f.device} consumes counter set {f.name}, which no slice of the pool defines", refused
     elif f.check == Check.UNKNOWN_COUNTER:
-        what = (f"device {f.device} consumes counter {f.name}, which counter set {f.counter_set} does not "
-                f"define ({_where(f.places)})")
+        what, why = (f"device {f.device} consumes counter {f.name}, which counter set {f.counter_set} "
+                     f"does not define"), refused
     elif f.check == Check.OLDER_GENERATION:
-        return (f"{head}slices {_slices(f)} are at generation {f.have}, older than the pool's {f.want} "
-                f"(spec.pool.generation); the scheduler ignores them while it sees the newer slices")
+        what, why = (f"slices at generation {f.have}, older than the pool's {f.want} (spec.pool.generation)",
+                     "the scheduler ignores them while it sees the newer slices")
     elif f.check == Check.COUNTS_DISAGREE:
-        return (f"{head}its slices disagree on spec.pool.resourceSliceCount ({_slices(f)}); the scheduler "
-                f"takes the count of the slice it reads first, so whether the pool is complete depends on order")
+        what, why = ("its slices disagree on spec.pool.resourceSliceCount",
+                     "the scheduler takes the count of the slice it reads first, so whether the pool is complete "
+                     "depends on order")
     elif f.check == Check.SLICE_COUNT:
-        return (f"{head}{f.have} slice(s) at its newest generation but spec.pool.resourceSliceCount is "
-                f"{f.want} ({_slices(f) or 'none'}); the pool is incomplete and {skips}")
+        what, why = (f"{f.have} slice(s) at its newest generation but spec.pool.resourceSliceCount is {f.want}",
+                     f"the pool is incomplete and {skips}")
     elif f.check == Check.HIDDEN_BY_GATE and f.incomplete:
-        return (f"{head}the scheduler does not see slices {_slices(f)} while {f.name} is off, so the pool is "
-                f"incomplete and {skips}")
+        what, why = (f"the scheduler does not see slices while {f.name} is off",
+                     f"the pool is incomplete and {skips}")
     elif f.check == Check.HIDDEN_BY_GATE:
-        return (f"{head}the scheduler ignores slices {_slices(f)} while {f.name} is off: their devices are not "
-                f"allocatable and their counter sets are not seen")
+        what, why = (f"the scheduler ignores slices while {f.name} is off",
+                     "their devices are not allocatable and their counter sets are not seen")
     else:
-        return (f"{head}its slices select nodes differently ({_where(f.places)}); upstream's driver helper "
-                f"gives every slice of a pool the same node selection")
-    return f"{head}{what}; upstream's driver helper refuses to publish the pool and {skips}"
+        what, why = ("its slices select nodes differently",
+                     "upstream's driver helper gives every slice of a pool the same node selection")
+    by_slice = f.check in (Check.OLDER_GENERATION, Check.COUNTS_DISAGREE, Check.SLICE_COUNT, Check.HIDDEN_BY_GATE)
+    where = _slices(f) if by_slice else _where(f)
+    if terse:
+        return f"{head}{what} ({_slices(f)})"
+    return f"{head}{what} ({where}); {why}"
+
+
+def finding(f: PoolFinding) -> Finding:
+    """``f`` as the pipeline carries it: the whole line and a terse one."""
+    return Finding("pool", text(f), text(f, terse=True))

@@ -15,9 +15,12 @@ to review them under, and what each resource's outcome must be (DESIGN.md, "Test
       causes: ["spec.devices[0]..."]                     # field paths that must all be causes
       warnings: ["feasibility:"]                         # substrings each in some warning
       stripped: ["/spec/devices/0/..."]                  # JSON pointers /mutate must remove
+      poolFindings: ["duplicate device"]                 # substrings each in some pool finding
 
-A resource without an expectation must be allowed. Paths are relative to the suite file;
-unknown keys are an error (exit 2). Exit 0 every expectation met, 1 any not met.
+A resource without an expectation must be allowed, and every finding (pool or standard
+attribute, which ``review --strict`` fails) must be expected: matched by a ``poolFindings`` or
+``warnings`` substring. Paths are relative to the suite file; unknown keys are an error (exit 2).
+Exit 0 every expectation met, 1 any not met.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from webhook.gates import FeatureGates
 API_VERSION = "dra-webhook.io/v1alpha1"
 SUITE_SUFFIX = "dra-test.yaml"
 _SUITE_KEYS = {"apiVersion", "kind", "name", "featureGates", "clusterState", "resources", "expect"}
-_EXPECT_KEYS = {"resource", "result", "causes", "warnings", "stripped"}
+_EXPECT_KEYS = {"resource", "result", "causes", "warnings", "stripped", "poolFindings"}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -63,6 +66,7 @@ class Expectation:
     causes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     stripped: tuple[str, ...] = ()
+    pool_findings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -166,7 +170,8 @@ def _expectation(e: Any, where: str) -> Expectation:
         raise BadInput(f"{where}: result must be allowed or denied, not {result!r}")
     return Expectation(resource, result, _strings(e.get("causes"), f"{where}.causes"),
                        _strings(e.get("warnings"), f"{where}.warnings"),
-                       _strings(e.get("stripped"), f"{where}.stripped"))
+                       _strings(e.get("stripped"), f"{where}.stripped"),
+                       _strings(e.get("poolFindings"), f"{where}.poolFindings"))
 
 
 def _ids(r: Reviewed) -> set[str]:
@@ -189,6 +194,10 @@ def check(r: Reviewed, e: Expectation | None) -> list[str]:
     out += [f"no warning contains {w!r}" for w in e.warnings if not any(w in x for x in r.answer.warnings)]
     removed = {op["path"] for op in r.answer.patch if op.get("op") == "remove"}
     out += [f"{p} is not removed by /mutate" for p in e.stripped if p not in removed]
+    pools = [f.text for f in r.outcome.findings if f.topic == "pool"]
+    out += [f"no pool finding contains {w!r}" for w in e.pool_findings if not any(w in x for x in pools)]
+    expected = e.pool_findings + e.warnings
+    out += [f"a finding the suite does not expect: {f}" for f in r.findings if not any(w in f for w in expected)]
     return out
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from webhook.fielderrors import FieldError
+from webhook.findings import Finding
 from webhook.rules.context import Mutation, RuleContext
 
 if TYPE_CHECKING:
@@ -28,6 +29,11 @@ def no_defaults(obj: Obj) -> Obj:
 
 def no_state_warnings(obj: Obj, snapshot: ClusterSnapshot) -> list[str]:
     """``state_warnings`` of a kind with no notes that need the cluster state."""
+    return []
+
+
+def no_findings(obj: Obj, ctx: RuleContext) -> list[Finding]:
+    """``findings`` of a kind with no lint of its own."""
     return []
 
 
@@ -56,6 +62,12 @@ class KindRules:
     """Non-fatal notes about the object alone."""
     state_warnings: Callable[[Obj, ClusterSnapshot], list[str]] = no_state_warnings
     """Notes that need the cluster state (e.g. a pod joining a PodGroup)."""
+    findings: Callable[[Obj, RuleContext], list[Finding]] = no_findings
+    """Lint of the object alone: what the apiserver admits but will not work as meant (warnings;
+    failures with ``review --strict``)."""
+    pool_lint: bool = False
+    """Whether the object is a ResourceSlice of a pool: the pipeline adds pool findings
+    (``allocator/poollint.py``) for the pool as the state plus the object shows it."""
     feasibility: bool = False
     """Whether dry-run/CREATE requests get allocator feasibility warnings."""
     capacity_defaulting: bool = False
