@@ -203,7 +203,8 @@ def _feasibility(obj: dict[str, Any], settings: Settings, view: StateView | None
         return ["feasibility: not checked, no time left before the request deadline"]
     try:
         warnings = feasibility_warnings(obj, view.snapshot, settings.gates, deadline=budget_end,
-                                        max_steps=settings.allocator_max_steps)
+                                        max_steps=settings.allocator_max_steps,
+                                        max_length=settings.max_warning_length)
         if view.stale:
             warnings.append(f"feasibility: {view.stale}; the answer may be out of date")
         return warnings

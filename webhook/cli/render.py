@@ -127,7 +127,8 @@ def review_text(r: Reviewed) -> str:
 
 
 def review_case(r: Result) -> Case:
-    """One JUnit testcase: a denial fails with its causes; an unchecked object fails with --strict."""
+    """One JUnit testcase: a denial fails with its causes; an unchecked object is skipped (fails
+    with --strict), and so do findings with --strict; warnings and notes go to system-out."""
     if isinstance(r, Skipped):
         return Case(r.origin, r.problem, failure=r.problem if r.strict else "",
                     skipped="" if r.strict else r.problem)
@@ -141,7 +142,7 @@ def review_case(r: Result) -> Case:
     else:
         failure = ""
     return Case(r.origin, review_title(r), failure=failure, text=causes or r.problem,
-                output="\n".join(r.answer.warnings))
+                skipped=r.problem if r.problem and not failure else "", output="\n".join(r.answer.warnings))
 
 
 @dataclass(frozen=True)
