@@ -1,4 +1,5 @@
-"""The one admission pipeline: mutate → validate the mutated object → warnings → feasibility.
+"""The one admission pipeline: mutate → validate the mutated object (and its opaque driver
+parameters, when drivers ship schemas) → warnings and findings → feasibility.
 
 Used by the HTTP server (``/mutate``, ``/validate``) and by ``dra-webhook review``; the two
 shells only choose which parts of the outcome go into the response. Per-kind facts come from
@@ -14,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from webhook import driverschemas
 from webhook.admission.envelope import AdmissionRequest, parse_review
 from webhook.admission.response import build_response, sanitize_warnings
 from webhook.allocator import poollint
@@ -100,6 +102,11 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
         out.errors = list(rules.validate_update(obj, req.old, ctx))
     else:
         out.errors = list(rules.validate(obj, ctx))
+    if settings.driver_schemas is not None and req.subresource == "":
+        errors, notes = driverschemas.check(settings.driver_schemas, rules.opaque_parameters(obj),
+                                            rules.opaque_parameters(req.old) if ctx.is_update() and req.old else ())
+        out.errors.extend(errors)
+        out.notes.extend(notes)
     out.notes.extend(rules.warnings(obj, ctx))
     out.notes.extend(_state_notes(rules, obj, view))
     out.findings.extend(rules.findings(obj, ctx))

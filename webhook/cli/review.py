@@ -21,6 +21,7 @@ from webhook.admission.pipeline import Answer, Outcome, evaluate, pool_findings,
 from webhook.admission.response import build_bad_request
 from webhook.cli import render
 from webhook.cli.common import (
+    DRIVER_SCHEMAS_HELP,
     EXIT_DENIED,
     EXIT_OK,
     GATES_HELP,
@@ -61,6 +62,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.add_argument("--cluster-state", metavar="DIR",
                    help="cluster state for feasibility warnings (default: the shipped examples)")
     r.add_argument("--no-feasibility", action="store_true", help="skip feasibility warnings")
+    r.add_argument("--driver-schemas", metavar="DIR", help=DRIVER_SCHEMAS_HELP)
     r.add_argument("--compare-gates", metavar="NAMES",
                    help="run with these gates on and off and show the differences")
     r.add_argument("-o", "--output", choices=["text", "json", "yaml", "junit"], default="text",
@@ -239,6 +241,8 @@ def cluster_slices(path: str | None) -> tuple[Any, ...]:
 def run(args: argparse.Namespace) -> int:
     # Offline, warnings are printed whole: the apiserver's 120-character budget is the server's.
     settings = replace(build_settings(args.feature_gates, args.config), max_warning_length=sys.maxsize)
+    if args.driver_schemas:
+        settings = settings.with_driver_schemas(args.driver_schemas)
     if args.no_feasibility:
         settings = replace(settings, feasibility=False)
     sources = gather(args.paths)

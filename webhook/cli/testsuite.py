@@ -35,7 +35,7 @@ import yaml
 
 from webhook import BadInput, ConfigError
 from webhook.cli import render
-from webhook.cli.common import EXIT_DENIED, EXIT_OK, Source, gather, load_cluster_state
+from webhook.cli.common import DRIVER_SCHEMAS_HELP, EXIT_DENIED, EXIT_OK, Source, gather, load_cluster_state
 from webhook.cli.progress import Progress
 from webhook.cli.results import Reviewed, Skipped
 from webhook.cli.review import review_sources
@@ -56,6 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                    "2 bad suite or usage.")
     t.add_argument("paths", nargs="+", metavar="PATH", help="a suite file, or a directory to search")
     t.add_argument("-o", "--output", choices=["text", "json", "junit"], default="text")
+    t.add_argument("--driver-schemas", metavar="DIR", help=DRIVER_SCHEMAS_HELP)
     t.set_defaults(run=run)
 
 
@@ -212,7 +213,8 @@ def run_suite(suite: Suite, base: Settings) -> SuiteResult:
         raise BadInput(f"{suite.file}: clusterState {suite.cluster_state}: not a directory")
     state = load_cluster_state(str(suite.cluster_state) if suite.cluster_state else None)
     sources: list[Source] = gather([str(p) for p in suite.resources])
-    results = review_sources(sources, None, "CREATE", False, settings, state, strict=True)
+    pools = state.snapshot().of("ResourceSlice") if suite.cluster_state else ()  # a state the suite names
+    results = review_sources(sources, None, "CREATE", False, settings, state, strict=True, pool_state=pools)
     expect = {e.resource: e for e in suite.expect}
     cases: list[CaseResult] = []
     seen: set[str] = set()
@@ -233,6 +235,8 @@ def run_suite(suite: Suite, base: Settings) -> SuiteResult:
 
 def run(args: argparse.Namespace) -> int:
     base = replace(Settings(), max_warning_length=sys.maxsize)  # offline: warnings whole
+    if args.driver_schemas:
+        base = base.with_driver_schemas(args.driver_schemas)
     suites = [load_suite(p) for p in find_suites(args.paths)]
     results = []
     with Progress.on_tty("test") as progress:

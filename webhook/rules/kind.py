@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from webhook.fielderrors import FieldError
+from webhook.fielderrors import FieldError, FieldPath
 from webhook.findings import Finding
 from webhook.rules.context import Mutation, RuleContext
 
@@ -34,6 +34,20 @@ def no_state_warnings(obj: Obj, snapshot: ClusterSnapshot) -> list[str]:
 
 def no_findings(obj: Obj, ctx: RuleContext) -> list[Finding]:
     """``findings`` of a kind with no lint of its own."""
+    return []
+
+
+class OpaqueParameters(NamedTuple):
+    """The ``parameters`` of one opaque driver config entry, and where they are."""
+
+    path: FieldPath
+    """Of the ``parameters`` member (``spec.devices.config[0].opaque.parameters``)."""
+    driver: str
+    parameters: Any
+
+
+def no_opaque_parameters(obj: Obj) -> list[OpaqueParameters]:
+    """``opaque_parameters`` of a kind that holds no opaque driver config."""
     return []
 
 
@@ -65,6 +79,9 @@ class KindRules:
     findings: Callable[[Obj, RuleContext], list[Finding]] = no_findings
     """Lint of the object alone: what the apiserver admits but will not work as meant (warnings;
     failures with ``review --strict``)."""
+    opaque_parameters: Callable[[Obj], list[OpaqueParameters]] = no_opaque_parameters
+    """The opaque driver ``parameters`` the object holds (checked against the drivers' config
+    schemas when the settings have some, ``driverschemas.py``)."""
     pool_lint: bool = False
     """Whether the object is a ResourceSlice of a pool: the pipeline adds pool findings
     (``allocator/poollint.py``) for the pool as the state plus the object shows it."""
