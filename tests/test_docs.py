@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ["docs/feasibility.md", "docs/gate-experiments.md"]
+DOCS = ["docs/feasibility.md", "docs/gate-experiments.md", "docs/driver-ci.md"]
 
 
 def transcripts():
     """(doc, command, expected output, expected exit code or None) for every ``$ dra-webhook`` block."""
     for doc in DOCS:
         text = (ROOT / doc).read_text()
-        for block in re.findall(r"```\n(.*?)```", text, flags=re.S):
-            if not block.startswith("$ dra-webhook "):
-                continue
+        # A fence at the start of a line whose block starts with the command: the closing fence
+        # of a ```sh block is never taken for an opening one.
+        for block in re.findall(r"^```\n(\$ dra-webhook .*?)^```", text, flags=re.S | re.M):
             lines = block.rstrip("\n").split("\n")
             cmd = lines.pop(0)
             while cmd.endswith("\\"):

@@ -129,8 +129,10 @@ def pool_findings(subjects: Sequence[dict[str, Any]], others: Iterable[Any], gat
     carries them. The one entry to the pool lint for the server and ``review``; never raises
     (a failure is logged and gives no findings: lint must not fail a request)."""
     try:
-        return [[poollint.finding(f) for f in found]
-                for found in poollint.findings_for(subjects, others, gates, complete=complete)]
+        per_subject = poollint.findings_for(subjects, others, gates, complete=complete)
+        worded: dict[int, Finding] = {}  # a finding of many slices (a pool's count) is worded once
+        return [[worded.get(id(f)) or worded.setdefault(id(f), poollint.finding(f)) for f in found]
+                for found in per_subject]
     except Exception:
         log.exception("pool lint failed")
         return [[] for _ in subjects]

@@ -27,6 +27,7 @@ from webhook.cli.common import (
     GATES_HELP,
     Source,
     build_settings,
+    collector_paused,
     gather,
     load_cluster_state,
     new_uid,
@@ -257,7 +258,9 @@ def run(args: argparse.Namespace) -> int:
                              settings, parse_gate_names(args.compare_gates))
         print(render.review_comparison(cmp, args.output))
         return cmp.exit_code
-    with Progress.on_tty("review") as progress:
+    # Every object, outcome and response lives until they are printed: no collection in between
+    # (10,000 slices: linear time instead of 2× from repeated full collections).
+    with Progress.on_tty("review") as progress, collector_paused():
         results = review_sources(sources, old, operation, args.dry_run, settings, state, args.strict,
                                  progress if len(sources) > 1 else None, pool_state)
     text, notes = render.reviews(results, args.output)
