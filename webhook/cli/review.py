@@ -43,8 +43,9 @@ from webhook.state.files import load_objects_from_file
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r = sub.add_parser("review", help="run the admission pipeline on local objects",
-                       description="Mutate, validate the mutated object, then check feasibility, "
-                                   "exactly as the server does, for every object of every -f PATH. "
+                       description="Mutate, validate the mutated object, then check findings and "
+                                   "feasibility, exactly as the server does, for every object of every -f "
+                                   "PATH; all the objects are one set (a pool given across files is one pool). "
                                    "Exit 0 all allowed, 1 any denied (or, with --strict, not "
                                    "understood), 2 bad input or usage.")
     r.add_argument("-f", "--filename", dest="paths", action="extend", nargs="+", required=True,
@@ -56,8 +57,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="default: UPDATE with --old-file, else CREATE")
     r.add_argument("--dry-run", action="store_true", help="review as a dry-run request")
     r.add_argument("--strict", action="store_true",
-                   help="fail (exit 1) on objects of an unknown kind, an unserved version, or documents "
-                        "that are not Kubernetes objects, instead of passing them through with a note")
+                   help="fail (exit 1) on objects of an unknown kind, an unserved version, documents that "
+                        "are not Kubernetes objects, and findings (pool: / attribute: warnings), instead of "
+                        "passing them with a note or a warning")
     r.add_argument("--feature-gates", metavar="SPEC", help=GATES_HELP)
     r.add_argument("--config", metavar="FILE", help="YAML config file, as for serve")
     r.add_argument("--cluster-state", metavar="DIR",
