@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from webhook.allocator.model import hiding_gate
+from webhook.allocator.model import SliceGates, hiding_gate
 from webhook.findings import Finding
 from webhook.gates import FeatureGates, Gate
 
@@ -165,7 +165,7 @@ def _uses_groups(spec: dict[str, Any]) -> bool:
                for dev in _l(spec.get("devices")) for cc in _l(_d(dev).get("consumesCounters")))
 
 
-def _hiding_gates(sl: dict[str, Any], gates: FeatureGates) -> list[str]:
+def _hiding_gates(sl: dict[str, Any], gates: SliceGates) -> list[str]:
     """Every gate that hides the slice from the scheduler (each has its own consequence)."""
     spec = _d(sl.get("spec"))
     found = (hiding_gate(per_device=spec.get("perDeviceNodeSelection") is not None,
@@ -254,7 +254,8 @@ def lint_pool(driver: str, pool: str, slices: Sequence[dict[str, Any]], gates: F
         out.append(PoolFinding(Check.SLICE_COUNT, driver, pool,
                                tuple(Place(_name(s), "spec.pool.resourceSliceCount") for s in current),
                                have=len(current), want=want))
-    hiding = [_hiding_gates(s, gates) for s in current]
+    slice_gates = SliceGates.of(gates)
+    hiding = [_hiding_gates(s, slice_gates) for s in current]
     for gate in dict.fromkeys(g for gs in hiding for g in gs):
         out.append(PoolFinding(Check.HIDDEN_BY_GATE, driver, pool,
                                tuple(Place(_name(s), "spec") for s, gs in zip(current, hiding, strict=True)
