@@ -228,3 +228,16 @@ def _touch_later(path: Path) -> None:
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
     time.sleep(0)
+
+
+def test_the_server_applies_the_set_and_configz_names_it() -> None:
+    from webhook.server.app import create_app
+    from webhook.state.base import ClusterSnapshot, StaticState
+
+    app = create_app(Settings(feasibility=False, driver_schemas=SETS), StaticState(ClusterSnapshot.from_objects([])))
+    c = app.test_client()
+    shown = c.get("/configz").get_json()["settings"]["driverSchemas"]
+    assert shown == {"directory": EXAMPLE, "digest": SETS.digest,
+                     "schemas": ["gpu.example.com/gpu.example.com/v1/GpuConfig"]}
+    r = c.post("/validate", data=json.dumps(review(BAD_CLAIM)), headers={"Content-Type": "application/json"})
+    assert [x["field"] for x in r.get_json()["response"]["status"]["details"]["causes"]] == [CAUSE]
