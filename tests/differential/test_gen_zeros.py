@@ -28,8 +28,10 @@ def _last(items: Any) -> Any:
 
 
 @pytest.mark.parametrize(("choose", "obj", "want"), [
-    pytest.param(_first, {"spec": {"devices": [{"name": "a"}]}}, {"spec": {"devices": None}},
-                 id="first-choices-replace-the-first-entry-with-null"),
+    pytest.param(_first, {"spec": {"devices": [{"name": "a"}]}}, {"spec": {"devices": [None]}},
+                 id="first-choices-replace-the-first-list-item-with-null"),
+    pytest.param(_last, {"spec": {"devices": [{"name": "a"}]}}, {"spec": {"devices": [{"name": "a", "zz": ""}]}},
+                 id="last-choices-add-to-the-last-dict"),
     pytest.param(_last, {"spec": {"a": [1, 2]}}, {"spec": {"a": [1, 2, ""]}}, id="last-choices-append-to-a-list"),
     pytest.param(_last, {"spec": {"m": {"k": "v"}}}, {"spec": {"m": {"k": "v", "zz": ""}}}, id="new-map-entry"),
 ])
