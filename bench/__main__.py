@@ -26,6 +26,7 @@ BENCHES = {
     "B6": "bench.b6_side_by_side",
     "B7": "bench.b7_serving",
     "B8": "bench.b8_apiserver",
+    "B9": "bench.b9_publish",
 }
 DEFAULT_OUT = Path(__file__).resolve().parent / "results.md"
 BASELINE = Path(__file__).resolve().parent / "baseline.md"

@@ -160,13 +160,32 @@ def test_cli_prints_warnings_whole(tmp_path: Path) -> None:
     assert note and note[0].endswith("(the versions Kubernetes 1.37 can serve)") and len(note[0].strip()) > 120
 
 
+def server_feasibility(obj: dict[str, Any]) -> list[str]:
+    """The feasibility warnings `/validate` sends for ``obj`` against the example state."""
+    from webhook.admission.pipeline import review as pipeline_review
+    from webhook.cli.review import build_review, with_defaults
+    from webhook.config import Settings
+    from webhook.state.default import load_state
+
+    resp, _ = pipeline_review(build_review(with_defaults(obj), None, "CREATE", False), Settings(),
+                              load_state(None, None, False), endpoint="validate")
+    return [w for w in resp["response"].get("warnings", []) if w.startswith("feasibility:")]
+
+
+def shown_feasibility(r: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line.strip()[2:] for line in r.stdout.splitlines() if line.strip().startswith("- feasibility:")]
+
+
 def test_feasibility_warnings_name_claim_request_and_class_and_only_selectable_devices() -> None:
     r = run("review", "-f", "examples/feasibility/two-6gi.yaml")
-    warns = [line.strip()[2:] for line in r.stdout.splitlines() if line.strip().startswith("- feasibility:")]
-    assert warns[0] == ("feasibility: claim two-6gi request req-0 (class resource.example.com): counter memory "
-                        "of gpu-1-counters exhausted")
+    warns = shown_feasibility(r)
+    assert warns[0] == ("feasibility: no node can allocate claim two-6gi: request req-0 (class resource.example.com): "
+                        "counter memory of gpu-1-counters exhausted on worker-1")
     assert not any("gpu-0" in w or "gpu-pool" in w for w in warns)  # another driver's devices and pool
-    assert all(len(w) <= 120 for w in warns)
+    served = server_feasibility(yaml.safe_load((ROOT / "examples/feasibility/two-6gi.yaml").read_text()))
+    assert served[0] == ("feasibility: claim two-6gi request req-0 (class resource.example.com): counter memory "
+                         "of gpu-1-counters exhausted")
+    assert all(len(w) <= 120 for w in served)
 
 
 def test_the_selector_that_selects_nothing_is_named(tmp_path: Path) -> None:
@@ -180,35 +199,30 @@ def test_the_selector_that_selects_nothing_is_named(tmp_path: Path) -> None:
     assert any("request selector #1 false" in reason for reason in json.loads(r.stdout)["reasons"])
 
 
-def test_long_names_still_fit_with_the_key_facts(tmp_path: Path) -> None:
+def test_long_names_fit_on_the_server_with_the_key_facts_and_review_prints_them_whole(tmp_path: Path) -> None:
     claim = yaml.safe_load((ROOT / "examples/feasibility/two-6gi.yaml").read_text())
     claim["metadata"]["name"] = "x" * 200
     claim["spec"]["devices"]["requests"][0]["name"] = "the-request"
-    r = run("review", "-f", str(write(tmp_path / "c.yaml", claim)))
-    warns = [line.strip()[2:] for line in r.stdout.splitlines() if line.strip().startswith("- feasibility:")]
-    assert warns and all(len(w) <= 120 for w in warns)
-    assert warns[0].endswith("/the-request (resource.example.com): counter memory of gpu-1-counters exhausted")
-    assert "claim xxx" in warns[0]
+    served = server_feasibility(claim)
+    assert served and all(len(w) <= 120 for w in served)
+    assert served[0].endswith("/the-request (resource.example.com): counter memory of gpu-1-counters exhausted")
+    assert "claim xxx" in served[0]
+    shown = shown_feasibility(run("review", "-f", str(write(tmp_path / "c.yaml", claim))))
+    assert f"claim {'x' * 200}: request the-request" in shown[0]
 
 
-def test_fatal_reasons_fit_too_so_the_server_never_cuts_what_review_shows(tmp_path: Path) -> None:
-    from webhook.admission.pipeline import review as pipeline_review
-    from webhook.cli.review import build_review, with_defaults
-    from webhook.config import Settings
-    from webhook.state.default import load_state
-
+def test_review_prints_a_long_device_class_name_whole_and_the_server_fits_it(tmp_path: Path) -> None:
+    cls = "a-device-class-that-nobody-ever-created.example.com"
     claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
              "metadata": {"name": "a-claim-with-a-rather-long-name-indeed", "namespace": "default"},
-             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
-                 "deviceClassName": "a-device-class-that-nobody-ever-created.example.com"}}]}}}
-    r = run("review", "-f", str(write(tmp_path / "c.yaml", claim)))
-    shown = [line.strip()[2:] for line in r.stdout.splitlines() if line.strip().startswith("- feasibility:")]
-    resp, _ = pipeline_review(build_review(with_defaults(claim), None, "CREATE", False), Settings(),
-                              load_state(None, None, False), endpoint="validate")
-    assert shown and all(len(w) <= 120 for w in shown)
-    assert shown == [w for w in resp["response"]["warnings"] if w.startswith("feasibility:")]
-    assert "claim a-claim-with-a-rather-long-name-indeed/gpu: could not retrieve device" in shown[0]
-    assert shown[0].endswith("not found")
+             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": cls}}]}}}
+    shown = shown_feasibility(run("review", "-f", str(write(tmp_path / "c.yaml", claim))))
+    assert shown == [f"feasibility: no node can allocate claim a-claim-with-a-rather-long-name-indeed: request gpu: "
+                     f'could not retrieve device class {cls}: deviceclass.resource.k8s.io "{cls}" not found']
+    served = server_feasibility(claim)
+    assert served and all(len(w) <= 120 for w in served)
+    assert "claim a-claim-with-a-rather-long-name-indeed/gpu: could not retrieve device" in served[0]
+    assert served[0].endswith("not found")
 
 
 def test_the_per_pod_warning_fits() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from webhook.admission.decode import check
+from webhook.admission.decode import check, decode
 
 SLICE: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
                          "spec": {"driver": "gpu.example.com", "nodeName": "n1",
@@ -104,3 +104,45 @@ def test_an_earlier_spelling_gets_a_hint():
         "spec.workloadRef {workloadName, templateName}",)
     other = check(edit(PODGROUP, "spec.bogus", 1))
     assert other is not None and other.hints == ()
+
+
+# --- null list items and map values: the Go zero value of the item's type ---------------------
+
+CLAIM: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                         "metadata": {"name": "c", "namespace": "default"},
+                         "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}}}
+EXACTLY = "spec.devices.requests.0.exactly"
+
+
+@pytest.mark.parametrize(("obj", "path", "want"), [
+    pytest.param(edit(SLICE, "spec.devices", [None]), "spec.devices", [{}], id="struct-item-is-empty-struct"),
+    pytest.param(edit(SLICE, "spec.devices.0.capacity", {"memory": None}), "spec.devices.0.capacity",
+                 {"memory": {}}, id="struct-map-value-is-empty-struct"),
+    pytest.param(edit(CLAIM, f"{EXACTLY}.capacity", {"requests": {"memory": None}}), f"{EXACTLY}.capacity",
+                 {"requests": {"memory": "0"}}, id="quantity-map-value-is-zero"),
+    pytest.param(edit(CLAIM, f"{EXACTLY}.tolerations", [None, {"key": "k"}]), f"{EXACTLY}.tolerations",
+                 [{}, {"key": "k"}], id="only-the-null-item-changes"),
+    pytest.param(edit(SLICE, "spec.devices.0.allowMultipleAllocations", None), "spec.devices.0",
+                 {"name": "d", "capacity": {"memory": {"value": "1Gi"}}, "allowMultipleAllocations": None},
+                 id="a-null-member-stays-absent"),
+    pytest.param(edit(PODGROUP, "metadata.finalizers", [None]), "metadata.finalizers", [""],
+                 id="string-item-is-empty-string"),
+    pytest.param(edit(PODGROUP, "metadata.labels", {"a": None}), "metadata.labels", {"a": ""},
+                 id="string-map-value-is-empty-string"),
+])
+def test_null_items_decode_to_zero_values(obj: dict[str, Any], path: str, want: Any):
+    got = decode(obj)
+    assert got.error is None
+    node: Any = got.obj
+    for p in path.split("."):
+        node = node[int(p)] if isinstance(node, list) else node[p]
+    assert node == want
+
+
+def test_decoding_never_changes_the_input():
+    obj = edit(SLICE, "spec.devices", [None])
+    before = copy.deepcopy(obj)
+    held = decode(obj).obj
+    assert obj == before
+    assert held is not obj and held["metadata"] is obj["metadata"]  # copied only where it changed
+    assert decode(SLICE).obj is SLICE

@@ -18,9 +18,9 @@ def transcripts():
     """(doc, command, expected output, expected exit code or None) for every ``$ dra-webhook`` block."""
     for doc in DOCS:
         text = (ROOT / doc).read_text()
-        for lang, block in re.findall(r"^```(\w*)\n(.*?)^```", text, flags=re.S | re.M):
-            if lang or not block.startswith("$ dra-webhook "):
-                continue
+        # A fence at the start of a line whose block starts with the command: the closing fence
+        # of a ```sh block is never taken for an opening one.
+        for block in re.findall(r"^```\n(\$ dra-webhook .*?)^```", text, flags=re.S | re.M):
             lines = block.rstrip("\n").split("\n")
             cmd = lines.pop(0)
             while cmd.endswith("\\"):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the upstream components of the test rig into .cache/upstream/bin (see upstream/README.md):
-# kube-apiserver and kubectl from k8s.io/kubernetes, etcd from ./etcd, and our oracle dra-allocate.
+# kube-apiserver and kubectl from k8s.io/kubernetes, etcd from ./etcd, and our oracles dra-allocate and
+# pool-check.
 # Rebuilds only when an input changed (go.mod/go.sum of both modules, the oracle's sources, this
 # script): the stamp file holds a hash of them. Output: one line per step on stderr, nothing else.
 set -euo pipefail
@@ -8,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${UPSTREAM_BIN:-$here/../.cache/upstream/bin}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-bins=(kube-apiserver kube-scheduler kube-controller-manager kubectl etcd dra-allocate)
+bins=(kube-apiserver kube-scheduler kube-controller-manager kubectl etcd dra-allocate pool-check)
 
 command -v go >/dev/null || { echo "upstream: Go >= 1.26 is needed to build upstream Kubernetes (go not found)" >&2; exit 2; }
 gov=$(go env GOVERSION)
@@ -38,10 +39,10 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 
 start=$(date +%s)
-echo "upstream: building kube-apiserver, kube-scheduler, kube-controller-manager, kubectl, dra-allocate $version (a cold build takes minutes)" >&2
+echo "upstream: building kube-apiserver, kube-scheduler, kube-controller-manager, kubectl, dra-allocate, pool-check $version (a cold build takes minutes)" >&2
 go build -buildvcs=false -trimpath -ldflags "$ldflags" -o "$out/" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler \
-  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl ./cmd/dra-allocate
+  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl ./cmd/dra-allocate ./cmd/pool-check
 echo "upstream: building etcd $(cd etcd && go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)" >&2
 (cd etcd && go build -buildvcs=false -trimpath -ldflags "-s -w" -o "$out/etcd" .)
 echo "$key" > "$out/.stamp"

@@ -2,7 +2,8 @@
 
 ``Settings.from_env(env)`` takes the environment as an argument so tests pass a dict. A bad
 value raises ``ConfigError``. ``load_config_file`` reads the ``--config`` YAML (feature gates,
-limits, switches); ``ConfigWatcher`` re-reads it when its content changes.
+limits, switches, the driver config schemas' directory); ``ConfigWatcher`` re-reads it when its
+content (or the schema set's) changes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import yaml
 
 from webhook import ConfigError
+from webhook.driverschemas import DriverSchemas, load_driver_schemas
 from webhook.gates import FeatureGates, parse_spec
 
 MiB = 1024 * 1024
@@ -58,6 +60,8 @@ class Settings:
     (after a bookmark), which proves the connection alive well within the staleness bound."""
     log_objects: bool = False
     """Log whole objects (debugging only: objects may hold sensitive data)."""
+    driver_schemas: DriverSchemas | None = None
+    """Drivers' JSON Schemas for opaque config parameters (``driverschemas.py``); None: none."""
     config_file: str | None = None
     """The ``--config`` file these settings were read from, if any."""
     config_hash: str = ""
@@ -80,7 +84,7 @@ class Settings:
         changes: dict[str, Any] = {}
         for key, value in options.items():
             f = known.get(key)
-            if f is None or key in ("gates", "config_file", "config_hash"):
+            if f is None or key in ("gates", "config_file", "config_hash", "driver_schemas"):
                 raise ConfigError(f"unknown setting {key!r}")
             default = getattr(Settings(), key)
             changes[key] = _coerce(key, value, type(default))
@@ -93,9 +97,16 @@ class Settings:
 
     def public(self) -> dict[str, Any]:
         """The effective settings as JSON-ready data (for /configz and ``gates``)."""
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "gates"}
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+             if f.name not in ("gates", "driver_schemas")}
         d["featureGates"] = self.gates.as_dict()
+        d["driverSchemas"] = self.driver_schemas.public() if self.driver_schemas is not None else None
         return d
+
+    def with_driver_schemas(self, directory: str | None) -> Settings:
+        """These settings with the schema set loaded from ``directory`` (None: no schemas).
+        ConfigError (one line) when the set cannot be loaded."""
+        return replace(self, driver_schemas=load_driver_schemas(directory) if directory else None)
 
 
 def _coerce(key: str, value: Any, typ: type) -> Any:
@@ -145,16 +156,21 @@ def parse_config(text: str, base: Settings, origin: str = "config") -> Settings:
     if not isinstance(data, dict):
         raise ConfigError(f"{origin}: must be a mapping")
     gates_spec = data.pop("featureGates", None) or {}
+    schemas = data.pop("driverSchemas", None)
+    if schemas is not None and not isinstance(schemas, str):
+        raise ConfigError(f"{origin}: driverSchemas must be a directory path")
     if not isinstance(gates_spec, (dict, str)):
         raise ConfigError(f"{origin}: featureGates must be a mapping of name: true|false")
     options: dict[str, Any] = {}
     for key, value in data.items():
         if key not in _FILE_KEYS:
-            raise ConfigError(f"{origin}: unknown key {key!r} (known: featureGates, "
+            raise ConfigError(f"{origin}: unknown key {key!r} (known: driverSchemas, featureGates, "
                               + ", ".join(sorted(_FILE_KEYS)) + ")")
         options[_FILE_KEYS[key]] = value
     gates = base.gates.with_overrides(parse_spec(gates_spec))
     s = replace(base, gates=gates).with_options(options)
+    if schemas is not None:
+        s = s.with_driver_schemas(schemas)
     return replace(s, config_hash=hashlib.sha256(text.encode()).hexdigest()[:16])
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.differential.oracle import AllocOracle, ApiOracle
+from tests.differential.oracle import AllocOracle, ApiOracle, PoolOracle
 from tests.differential.profiles import profiles
 
 if TYPE_CHECKING:
@@ -59,6 +59,14 @@ def sched_rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SchedRig]:
     SUMMARY.append(f"scheduler rig: {len(PROFILES)} control planes up in {time.perf_counter() - started:.1f} s")
     yield rig
     rig.stop()
+
+
+@pytest.fixture(scope="session")
+def pool_oracle() -> Iterator[PoolOracle]:
+    """Upstream's DRA driver helper, judging pools (`pool-check`)."""
+    oracle = PoolOracle().start()
+    yield oracle
+    oracle.stop()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

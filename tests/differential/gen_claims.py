@@ -6,8 +6,9 @@ limits and with bad characters or segments, `exactly` against `firstAvailable`, 
 and counts, CEL selectors (valid, library functions, syntax and type errors, unknown fields, the
 10 Ki length, the cost limit), tolerations, capacity requests, constraints, opaque config,
 adminAccess, derivedAttributes, claim status, templates' `spec.metadata`, DeviceClass
-selectors/config/extendedResourceName, null/[]/absent for every optional list, and now and then
-one JSON value of the wrong type somewhere in the spec (the apiserver's decode step answers that).
+selectors/config/extendedResourceName, null/[]/absent for every optional list, now and then
+one JSON value of the wrong type somewhere in the spec (the apiserver's decode step answers that),
+and now and then a null, {} or "" as a list item or map value (`gen_zeros`).
 Object metadata stays simple and valid: metadata findings belong to the scheduling family.
 
 Values live in `gen_claims_values.py`; this module gives them structure: builders (plain functions
@@ -24,6 +25,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from tests.differential import gen_claims_values as v
+from tests.differential.gen_zeros import zero_item
 
 API = "resource.k8s.io/v1"
 NAMESPACES = ["default", "claims-a", "claims-b"]
@@ -462,7 +464,7 @@ def build_claim(rnd: Rnd, status: bool = True) -> dict[str, Any]:
         o["spec"] = spec
     if status and chance(rnd, 8):
         o["status"] = claim_status(rnd, spec)  # wiped on create; only decoding applies
-    return maybe_wrong_type(rnd, o)
+    return maybe_zero_item(rnd, maybe_wrong_type(rnd, o))
 
 
 META_SHAPES = ["absent"] * 3 + ["labels"] * 3 + ["annotations", "both", "other", "null", "empty"]
@@ -504,7 +506,7 @@ def build_template(rnd: Rnd) -> dict[str, Any]:
         o["spec"] = spec
     elif below(rnd, 2):
         o["spec"] = None
-    return maybe_wrong_type(rnd, o)
+    return maybe_zero_item(rnd, maybe_wrong_type(rnd, o))
 
 
 def class_config(rnd: Rnd, rich: bool = True) -> Any:
@@ -530,7 +532,7 @@ def build_class(rnd: Rnd) -> dict[str, Any]:
     o: dict[str, Any] = {"apiVersion": API, "kind": "DeviceClass", "metadata": _meta(rnd, False)}
     if not chance(rnd, 30):
         o["spec"] = device_class_spec(rnd)
-    return maybe_wrong_type(rnd, o)
+    return maybe_zero_item(rnd, maybe_wrong_type(rnd, o))
 
 
 def build_object(rnd: Rnd) -> dict[str, Any]:
@@ -589,6 +591,15 @@ def maybe_wrong_type(rnd: Rnd, obj: dict[str, Any]) -> dict[str, Any]:
     for k in path[:-1]:
         node = node[k]
     node[path[-1]] = copy.deepcopy(one(rnd, v.WRONG_TYPES))
+    return out
+
+
+def maybe_zero_item(rnd: Rnd, obj: dict[str, Any]) -> dict[str, Any]:
+    """One time in eight: a null, {} or "" as one list item or map value under ``spec`` (`gen_zeros`)."""
+    if not chance(rnd, 8):
+        return obj
+    out = copy.deepcopy(obj)
+    zero_item(lambda options: options[below(rnd, len(options))], out)
     return out
 
 

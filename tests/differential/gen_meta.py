@@ -5,9 +5,10 @@ length limits and with bad characters, namespaces (and a namespace on cluster-sc
 labels (key prefix and name forms and lengths, value edges), annotations (key forms, the
 256 KiB total in bytes), finalizers (qualified, standard, the orphan/foreground pair),
 ownerReferences (missing fields, banned owners, several controllers, duplicates), the
-server-set fields (uid, creationTimestamp, generation, deletion fields, managedFields) and wrong
-JSON types. UPDATE edits change name, namespace, uid, creationTimestamp, resourceVersion,
-generation, the deletion fields and every validated map and list.
+server-set fields (uid, creationTimestamp, generation, deletion fields, managedFields), wrong
+JSON types, and a null, {} or "" as a list item or map value (`gen_zeros`). UPDATE edits change
+name, namespace, uid, creationTimestamp, resourceVersion, generation, the deletion fields and
+every validated map and list.
 
 Every field function takes ``edge``: False gives a valid value (still at the length limits),
 True a value from the edges, valid or not.
@@ -34,6 +35,7 @@ from tests.differential.gen_common import (
     strategy,
     text,
 )
+from tests.differential.gen_zeros import uniform, zero_item
 
 ANNOTATIONS_MAX = 256 * 1024  # bytes, keys and values together
 
@@ -268,6 +270,8 @@ def meta_object(c: Chooser) -> dict[str, Any]:
     obj["metadata"] = metadata(c, kind)
     if kind == "ResourceClaimTemplate":
         put(obj["spec"], "metadata", template_metadata(c))
+    if c.index(8) == 0:  # a null, {} or "" as a list item or map value of the metadata
+        zero_item(uniform(c), obj, ("metadata",))
     return dict(sorted(obj.items()))
 
 

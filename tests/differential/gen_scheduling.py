@@ -7,7 +7,8 @@ duplicates, name edges, the claim/template union), schedulingConstraints topolog
 disruptionMode (single, all, both, neither), priorityClassName / priority / preemptionPolicy,
 Workload podGroupTemplates (up to 9), compositePodGroupTemplates trees (depth, name clashes
 across the tree, childless nodes, priority consistency), controllerRef, null / [] / absent
-for the optional lists and wrong JSON types. UPDATE pairs edit a stored valid object
+for the optional lists, wrong JSON types, and a null, {} or "" as a list item or map value
+(`gen_zeros`). UPDATE pairs edit a stored valid object
 (immutability, the gang NoSet/NoUnset rule, template NoAddItem/NoRemoveItem).
 
 PodGroup CREATEs go through the Priority admission plugin first: it refuses (403, not
@@ -38,6 +39,7 @@ from tests.differential.gen_common import (
     qualified_name,
     strategy,
 )
+from tests.differential.gen_zeros import uniform, zero_item
 
 API = "scheduling.k8s.io/v1beta1"
 HIGHEST_USER_PRIORITY = 1_000_000_000
@@ -215,7 +217,7 @@ def podgroup_priority(c: Chooser, spec: dict[str, Any], edge: bool) -> None:
 
 
 POD_GROUP_FIELDS = ("workloadRef", "parent", "schedulingPolicy", "schedulingConstraints", "resourceClaims",
-                    "disruptionMode", "priority", "wrong-type", "status", "spec")
+                    "disruptionMode", "priority", "wrong-type", "status", "spec", "zero-item")
 
 
 def podgroup_spec(c: Chooser, edges: set[str]) -> Any:
@@ -254,7 +256,10 @@ def podgroup(c: Chooser) -> dict[str, Any]:
     if "status" in edges:  # wiped on CREATE
         obj["status"] = c.choice(({"conditions": [{"type": "PodGroupInitiallyScheduled", "status": "Bogus"}]},
                                   {"resourceClaimStatuses": [{"name": "nope"}]}, None))
+    if "zero-item" in edges:
+        zero_item(uniform(c), obj)
     return obj
+
 
 
 # --- Workload ----------------------------------------------------------------------------------
@@ -362,7 +367,7 @@ def controller_ref(c: Chooser, edge: bool) -> Any:
 
 
 WORKLOAD_FIELDS = ("controllerRef", "templates", "template-field", "shape", "priority", "names", "depth",
-                   "childless", "composite-policy", "composite-disruption", "wrong-type")
+                   "childless", "composite-policy", "composite-disruption", "wrong-type", "zero-item")
 COMPOSITE_EDGES = {"depth", "childless", "composite-policy", "composite-disruption"}
 
 
@@ -427,9 +432,12 @@ def shape(c: Chooser, spec: dict[str, Any]) -> None:
 
 def workload(c: Chooser) -> dict[str, Any]:
     edges = how_many_edges(c, WORKLOAD_FIELDS)
-    return {"apiVersion": API, "kind": "Workload",
-            "metadata": {"name": dns_subdomain(c.filler(), ok=True), "namespace": "default"},
-            "spec": workload_spec(c, edges)}
+    obj = {"apiVersion": API, "kind": "Workload",
+           "metadata": {"name": dns_subdomain(c.filler(), ok=True), "namespace": "default"},
+           "spec": workload_spec(c, edges)}
+    if "zero-item" in edges:
+        zero_item(uniform(c), obj)
+    return obj
 
 
 # --- UPDATE pairs ------------------------------------------------------------------------------

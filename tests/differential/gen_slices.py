@@ -17,7 +17,9 @@ A drawn slice is mostly well formed, with edges in every part of it:
 - the node-selection union at slice and device level, list-type attributes,
   partitionTypeAttribute, skipNodeOperations and nodeAllocatableResources;
 - sometimes one wrong JSON type, an integer past int64 or one unknown field (`gen_wrong`): the
-  apiserver refuses those while decoding, before validation (HTTP 400).
+  apiserver refuses those while decoding, before validation (HTTP 400);
+- sometimes a null, {} or "" as a list item or map value (`gen_zeros`): the apiserver decodes a
+  null there into the item's zero value and validates that.
 
 `metadata` stays simple and valid: metadata edges belong to the scheduling generator.
 
@@ -59,6 +61,7 @@ from tests.differential.gen_values import (
     quantity,
 )
 from tests.differential.gen_wrong import int_overflow, unknown_field, wrong_type
+from tests.differential.gen_zeros import zero_item
 
 INT64_MAX = 2**63 - 1
 INTS = [0, 1, -1, 7, 42, INT64_MAX, -(2**63)]
@@ -438,4 +441,6 @@ def resource_slices(draw: st.DrawFn) -> dict[str, Any]:
             obj["spec"] = None
         else:
             del obj["spec"]
+    elif roll < 20:  # a null, {} or "" as a list item or map value (`gen_zeros`)
+        zero_item(lambda options: choose(draw, options), obj)
     return obj

@@ -6,6 +6,8 @@
   over keep-alive connections from a small thread pool.
 - `AllocOracle`: one `dra-allocate --batch -` process; scenarios in, results out, one JSON line
   each, with a timeout on every answer.
+- `PoolOracle`: one `pool-check --batch -` process (upstream's driver helper); pools in, the
+  helper's verdicts out, the same way.
 
 A crash or a timeout of an oracle raises `OracleError` with the process's log: a test failure,
 never a silent pass.
@@ -23,7 +25,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
+from urllib.parse import quote
 
 import requests
 
@@ -55,6 +58,12 @@ class Verdict:
         return self.code == 400
 
 
+def is_path_refusal(code: int, message: str) -> bool:
+    """The apiserver's router refused the request path: a namespace that cannot be a path segment
+    (it holds "%" or "/"), answered 500 before decoding, admission or validation."""
+    return code == 500 and "invalid resource name" in message
+
+
 def _verdict(r: requests.Response) -> Verdict:
     try:
         body = r.json()
@@ -66,7 +75,8 @@ def _verdict(r: requests.Response) -> Verdict:
         return Verdict(False, code=404, message=str(body.get("message", "")), served=False)
     causes = frozenset((str(c.get("field", "")), str(c.get("reason", "")))
                        for c in (body.get("details") or {}).get("causes") or [])
-    if r.status_code >= 500 and "resourceVersion should not be set" not in str(body.get("message")):
+    if r.status_code >= 500 and "resourceVersion should not be set" not in str(body.get("message")) \
+            and not is_path_refusal(r.status_code, str(body.get("message"))):
         raise OracleError(f"kube-apiserver answered {r.status_code}: {r.text[:2000]}")
     return Verdict(False, causes=causes, code=r.status_code, message=str(body.get("message", "")))
 
@@ -113,8 +123,9 @@ class ApiOracle:
         if group and isinstance(api_version, str) and api_version.startswith(group + "/"):
             base = "/apis/" + api_version
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-        ns = f"/namespaces/{meta.get('namespace') or 'default'}" if namespaced else ""
-        tail = f"/{name}" if name else ""
+        # A generated namespace may hold any character ("%" included): the path carries it encoded.
+        ns = f"/namespaces/{quote(str(meta.get('namespace') or 'default'), safe='')}" if namespaced else ""
+        tail = f"/{quote(name, safe='')}" if name else ""
         return f"{self.apis[profile].url}{base}{ns}/{plural}{tail}"
 
     def _send(self, method: str, url: str, body: Any, dry_run: bool = True) -> requests.Response:
@@ -256,18 +267,19 @@ def _dns_label(name: str) -> bool:
 
 
 @dataclass
-class AllocOracle:
-    """`dra-allocate --batch -` as a long-lived process: one scenario per line."""
+class BatchOracle:
+    """An oracle program's `--batch -` mode as a long-lived process: one JSON line in, one out."""
 
+    binary: ClassVar[str] = ""
     timeout: float = 60.0
     proc: subprocess.Popen[str] | None = None
     _out: queue.Queue[str] = field(default_factory=queue.Queue)
     _err: list[str] = field(default_factory=list)
     _pumps: list[threading.Thread] = field(default_factory=list)
 
-    def start(self) -> AllocOracle:
+    def start(self) -> Self:
         ensure_binaries()
-        self.proc = subprocess.Popen([str(BIN / "dra-allocate"), "--batch", "-"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([str(BIN / self.binary), "--batch", "-"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
         self._pumps = [threading.Thread(target=self._pump, args=(self.proc.stdout, self._out.put), daemon=True),
                        threading.Thread(target=self._pump, args=(self.proc.stderr, self._err.append), daemon=True)]
@@ -280,20 +292,20 @@ class AllocOracle:
         for line in stream:
             put(line)
 
-    def allocate(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
-        """Upstream's result for one scenario ({clusterState, objects, node, featureGates})."""
+    def ask(self, line: Mapping[str, Any]) -> dict[str, Any]:
+        """The program's answer to one input line."""
         if self.proc is None or self.proc.poll() is not None:
-            raise OracleError(f"dra-allocate is not running: {''.join(self._err)[-3000:]}")
+            raise OracleError(f"{self.binary} is not running: {''.join(self._err)[-3000:]}")
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(scenario) + "\n")
+        self.proc.stdin.write(json.dumps(line) + "\n")
         self.proc.stdin.flush()
         try:
-            line = self._out.get(timeout=self.timeout)
+            answer = self._out.get(timeout=self.timeout)
         except queue.Empty:
             self.stop()
-            raise OracleError(f"dra-allocate gave no answer in {self.timeout} s for {json.dumps(scenario)[:2000]}"
+            raise OracleError(f"{self.binary} gave no answer in {self.timeout} s for {json.dumps(line)[:2000]}"
                               f"\n{''.join(self._err)[-3000:]}") from None
-        result: dict[str, Any] = json.loads(line)
+        result: dict[str, Any] = json.loads(answer)
         return result
 
     def stop(self) -> None:
@@ -306,3 +318,26 @@ class AllocOracle:
             for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
                 if stream is not None:
                     stream.close()
+
+
+class AllocOracle(BatchOracle):
+    """`dra-allocate --batch -`: one allocation scenario per line."""
+
+    binary = "dra-allocate"
+
+    def allocate(self, scenario: Mapping[str, Any]) -> dict[str, Any]:
+        """Upstream's result for one scenario ({clusterState, objects, node, featureGates})."""
+        return self.ask(scenario)
+
+
+class PoolOracle(BatchOracle):
+    """`pool-check --batch -`: upstream's driver helper judges one pool per line."""
+
+    binary = "pool-check"
+
+    def check(self, pool_id: str, slices: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """The helper's verdict on a pool: {published, error, ...}; a fault of the check raises."""
+        got = self.ask({"id": pool_id, "slices": list(slices)})
+        if got.get("fault"):
+            raise OracleError(f"pool-check could not judge pool {pool_id}: {got['fault']}")
+        return got

@@ -17,6 +17,7 @@ import pytest
 
 from tests.differential.conftest import scale
 from tests.differential.gen_slices import resource_slices
+from tests.differential.gen_zeros import containers
 from tests.differential.generated import draw_many, judge, report
 from tests.differential.oracle import ApiOracle
 from tests.differential.profiles import profiles
@@ -120,6 +121,9 @@ EDGES: dict[str, Callable[[Any], bool]] = {
     "pool-with-slash": lambda o: "/" in str((_spec(o).get("pool") or {}).get("name", "")
                                             if isinstance(_spec(o).get("pool"), dict) else ""),
     "decode-error": lambda o: decode_check(o) is not None,
+    **{f"{name}-list-item": (lambda o, z=z: any(isinstance(c, list) and any(type(i) is type(z) and i == z for i in c)
+                                                for c in containers(_spec(o))))
+       for name, z in (("null", None), ("empty-object", {}), ("empty-string", ""))},
 }
 
 

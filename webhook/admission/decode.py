@@ -9,6 +9,14 @@ Before defaulting, admission and validation, the apiserver decodes a body into i
 - then, under strict field validation, every unknown field (`strict decoding error: unknown
   field "spec.spec"`; names are case-sensitive).
 
+What it decodes, it holds as Go values: a JSON ``null`` in a list or as a map value becomes the
+zero value of the item's type (an empty struct, ``""``, ``0``, a zero quantity), which the
+apiserver then defaults and validates like any other item (``devices: [null]`` is a device named
+``""``; ``tolerations: [null]`` is stored as ``[{operator: Equal}]``). ``decode`` returns the
+object in that form, so every rule sees what the apiserver's rules see; the one place that knows
+the zero values is ``_ZEROS``. A ``null`` member of an object stays as it is: it means "absent"
+to Go and to our rules alike.
+
 The field tree is `schemas/decode.json`, generated from the real 1.37 apiserver's OpenAPI
 (`tests/differential/decode_schema.py`, checked against a live apiserver by the differential
 tests). Pure and stdlib-only apart from our quantity parser; objects that arrive through the
@@ -35,6 +43,17 @@ EARLIER_SPELLINGS = {
         "spec.workloadRef {workloadName, templateName}"),
 }
 _JSON_TYPE = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """The outcome of the decode step for one object."""
+
+    obj: Any
+    """The object as the apiserver holds it after decoding: null list items and map values
+    replaced by zero values (``obj`` itself when there were none; the input is never changed)."""
+    error: DecodeError | None
+    """Why the apiserver would refuse the body (HTTP 400); None when it decodes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,64 +99,101 @@ def decodable_kinds() -> frozenset[str]:
 
 def check(obj: Any) -> DecodeError | None:
     """None when the apiserver would decode ``obj`` (a served kind we know); else why not."""
+    return decode(obj).error
+
+
+def decode(obj: Any) -> Decoded:
+    """``obj`` as the apiserver decodes it (see the module docstring), or why it would not.
+
+    Objects of kinds and versions we have no field tree for come back as they are.
+    """
     if not isinstance(obj, dict):
-        return None
+        return Decoded(obj, None)
     group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
     kind = str(obj.get("kind", ""))
     root = _schema()["kinds"].get(f"{group}/{version}/{kind}")
     if root is None:
-        return None
+        return Decoded(obj, None)
     walker = _Walker(_schema()["defs"])
-    walker.value(obj, {"ref": root}, "")
+    held = walker.value(obj, {"ref": root}, "")
     if walker.type_errors:
-        return DecodeError(kind, version, tuple(walker.type_errors[:MAX_PROBLEMS]), strict=False)
+        return Decoded(obj, DecodeError(kind, version, tuple(walker.type_errors[:MAX_PROBLEMS]), strict=False))
     if walker.unknown:
-        return DecodeError(kind, version, tuple(f'unknown field "{p}"' for p in walker.unknown[:MAX_PROBLEMS]),
-                           strict=True)
-    return None
+        return Decoded(obj, DecodeError(kind, version, tuple(f'unknown field "{p}"'
+                                                             for p in walker.unknown[:MAX_PROBLEMS]), strict=True))
+    return Decoded(held, None)
 
 
 class _Walker:
-    """One pass over an object against the field tree, collecting what Go's decoder rejects."""
+    """One pass over an object against the field tree, collecting what Go's decoder rejects and
+    returning the value as Go holds it (containers are copied only where an item changed)."""
 
     def __init__(self, defs: dict[str, Any]) -> None:
         self.defs = defs
         self.type_errors: list[str] = []
         self.unknown: list[str] = []
 
-    def value(self, v: Any, node: dict[str, Any], path: str) -> None:
+    def _node(self, node: dict[str, Any]) -> dict[str, Any]:
         while "ref" in node:
             node = self.defs[node["ref"]]
+        return node
+
+    def item(self, v: Any, node: dict[str, Any], path: str) -> Any:
+        """A list item or a map value: ``null`` there is the zero value of the item's type."""
         if v is None:
-            return  # null decodes to the zero value of any type
+            return _zero(self._node(node))
+        return self.value(v, node, path)
+
+    def value(self, v: Any, node: dict[str, Any], path: str) -> Any:
+        node = self._node(node)
+        if v is None:
+            return None  # a member set to null is absent (its zero value) for Go and for us
         t = node["t"]
         check = _SCALARS.get(t)
         if check is not None:
             if not check(v):
                 self._wrong(v, t, path)
-            return
+            return v
         if t == "object":
             if not isinstance(v, dict):
-                return self._wrong(v, "object", path)
+                self._wrong(v, "object", path)
+                return v
             fields = node["f"]
+            out = v
             for k, sub in v.items():
                 key = str(k)
                 child = f"{path}.{key}" if path else key
                 if key in fields:
-                    self.value(sub, fields[key], child)
+                    got = self.value(sub, fields[key], child)
+                    if got is not sub:
+                        out = out if out is not v else dict(v)
+                        out[k] = got
                 else:
                     self.unknown.append(child)
-        elif t == "map":
+            return out
+        if t == "map":
             if not isinstance(v, dict):
-                return self._wrong(v, "map", path)
+                self._wrong(v, "map", path)
+                return v
+            out = v
             for k, sub in v.items():
-                self.value(sub, node["v"], f"{path}[{k}]")
-        elif t == "array":
+                got = self.item(sub, node["v"], f"{path}[{k}]")
+                if got is not sub:
+                    out = out if out is not v else dict(v)
+                    out[k] = got
+            return out
+        if t == "array":
             if not isinstance(v, list):
-                return self._wrong(v, "list", path)
+                self._wrong(v, "list", path)
+                return v
+            items = v
             for i, sub in enumerate(v):
-                self.value(sub, node["i"], f"{path}[{i}]")
-        return None
+                got = self.item(sub, node["i"], f"{path}[{i}]")
+                if got is not sub:
+                    items = items if items is not v else list(v)
+                    items[i] = got
+            return items
+        return v
 
     def _wrong(self, v: Any, want: str, path: str) -> None:
         got = _JSON_TYPE.get(type(v), type(v).__name__)
@@ -193,6 +249,20 @@ def _is_int_or_string(v: Any) -> bool:
 def _anything(v: Any) -> bool:
     return True
 
+
+def _zero(node: dict[str, Any]) -> Any:
+    """The JSON form of the Go zero value of a field-tree node (None where Go's is nil)."""
+    t = node["t"]
+    if t in ("object", "map"):
+        return {}
+    if t == "array":
+        return []
+    return _ZEROS.get(t)
+
+
+_ZEROS: dict[str, Any] = {"string": "", "integer": 0, "number": 0, "boolean": False, "quantity": "0",
+                          "int-or-string": 0}
+"""Zero values of the scalar types; a time and an opaque value have none but null."""
 
 _SCALARS: dict[str, Callable[[Any], bool]] = {
     "string": _is_str,

@@ -1,4 +1,5 @@
-"""The one admission pipeline: mutate → validate the mutated object → warnings → feasibility.
+"""The one admission pipeline: mutate → validate the mutated object (and its opaque driver
+parameters, when drivers ship schemas) → warnings and findings → feasibility.
 
 Used by the HTTP server (``/mutate``, ``/validate``) and by ``dra-webhook review``; the two
 shells only choose which parts of the outcome go into the response. Per-kind facts come from
@@ -12,15 +13,20 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from webhook import driverschemas
 from webhook.admission.envelope import AdmissionRequest, parse_review
 from webhook.admission.response import build_response, sanitize_warnings
+from webhook.allocator import poollint
 from webhook.allocator.feasibility import feasibility_warnings
 from webhook.config import Settings
 from webhook.defaulting import plan_capacity_defaults
 from webhook.fielderrors import FieldError
+from webhook.findings import Finding
+from webhook.gates import FeatureGates
 from webhook.patch import PatchError, apply_patch
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
@@ -48,6 +54,8 @@ class Outcome:
     older version."""
     mutation_warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    """Lint (pool and standard-attribute findings): warnings, failures with ``review --strict``."""
     feasibility: list[str] = field(default_factory=list)
     feasibility_checked: bool = False
 
@@ -119,8 +127,20 @@ def _judge(out: Outcome, rules: KindRules, req: AdmissionRequest, settings: Sett
         out.errors = list(rules.validate_update(obj, req.old, ctx))
     else:
         out.errors = list(rules.validate(obj, ctx))
+    if settings.driver_schemas is not None and req.subresource == "":
+        errors, notes = driverschemas.check(settings.driver_schemas, rules.opaque_parameters(obj),
+                                            rules.opaque_parameters(req.old) if ctx.is_update() and req.old else ())
+        out.errors.extend(errors)
+        out.notes.extend(notes)
     out.notes.extend(rules.warnings(obj, ctx))
     out.notes.extend(_state_notes(rules, obj, view))
+    out.findings.extend(rules.findings(obj, ctx))
+    if rules.pool_lint and endpoint == "validate" and out.allowed and view is not None:
+        # The webhook judges the slice's pool as the live state plus this slice shows it, in the
+        # middle of whatever the driver is publishing (complete=False). ``review`` judges the
+        # whole set of files it was given instead (``pool_findings`` with complete=True).
+        (found,) = pool_findings([obj], view.snapshot.of("ResourceSlice"), settings.gates, complete=False)
+        out.findings.extend(found)
     if out.allowed and settings.feasibility and rules.feasibility and (
             req.operation == "CREATE" or req.dry_run) and req.subresource == "":
         out.feasibility = _feasibility(obj, settings, view, deadline)
@@ -137,6 +157,21 @@ def _put_back(out: Outcome, sent: OlderVersion, judged: AdmissionRequest) -> Non
         log.exception("internal error: patch has no %s form (uid=%s kind=%s)", sent.version, judged.uid,
                       judged.kind)
         out.patch, out.mutation_warnings, out.mutated = [], [], judged.obj
+
+
+def pool_findings(subjects: Sequence[dict[str, Any]], others: Iterable[Any], gates: FeatureGates, *,
+                  complete: bool) -> list[list[Finding]]:
+    """For each subject, the findings of its pool (``poollint.findings_for``), as the pipeline
+    carries them. The one entry to the pool lint for the server and ``review``; never raises
+    (a failure is logged and gives no findings: lint must not fail a request)."""
+    try:
+        per_subject = poollint.findings_for(subjects, others, gates, complete=complete)
+        worded: dict[int, Finding] = {}  # a finding of many slices (a pool's count) is worded once
+        return [[worded.get(id(f)) or worded.setdefault(id(f), poollint.finding(f)) for f in found]
+                for found in per_subject]
+    except Exception:
+        log.exception("pool lint failed")
+        return [[] for _ in subjects]
 
 
 def _mutate(rules: KindRules, req: AdmissionRequest, ctx: RuleContext, settings: Settings,
@@ -213,7 +248,8 @@ def _feasibility(obj: dict[str, Any], settings: Settings, view: StateView | None
         return ["feasibility: not checked, no time left before the request deadline"]
     try:
         warnings = feasibility_warnings(obj, view.snapshot, settings.gates, deadline=budget_end,
-                                        max_steps=settings.allocator_max_steps)
+                                        max_steps=settings.allocator_max_steps,
+                                        max_length=settings.max_warning_length)
         if view.stale:  # first, so the warning cap never drops it
             warnings.insert(0, f"feasibility: {view.stale}; the answer may be out of date")
         return warnings
@@ -235,7 +271,8 @@ def respond(out: Outcome, settings: Settings, endpoint: Endpoint,
         warnings = out.mutation_warnings + out.notes
         allowed, errors, patch = True, [], out.patch
     else:
-        warnings = out.mutation_warnings + out.notes + out.feasibility
+        lint = [f.line(settings.max_warning_length) for f in out.findings]
+        warnings = out.mutation_warnings + out.notes + lint + out.feasibility
         allowed, errors = out.allowed, out.errors
         patch = out.patch if endpoint == "review" else []
     sent = sanitize_warnings(warnings, max_count=settings.max_warnings,

@@ -60,12 +60,16 @@ def status_message(kind: str, group: str, name: str, errors: Sequence[FieldError
     return f'{qualified} "{name}" is invalid: {aggregate_message(errors)}'
 
 
-def build_bad_request(uid: str, message: str, api_version: str = API_VERSION) -> dict[str, Any]:
+def build_bad_request(uid: str, message: str, api_version: str = API_VERSION,
+                      warnings: Sequence[str] = ()) -> dict[str, Any]:
     """An AdmissionReview refusing what the apiserver cannot decode: HTTP 400, reason BadRequest,
-    no causes (the apiserver gives none before validation)."""
+    no causes (the apiserver gives none before validation); ``warnings`` (sanitised) carry what to
+    write instead, so that every output format has it."""
     status = {"metadata": {}, "status": "Failure", "message": message, "reason": "BadRequest", "code": 400}
-    return {"apiVersion": api_version, "kind": "AdmissionReview",
-            "response": {"uid": uid, "allowed": False, "status": status}}
+    response: dict[str, Any] = {"uid": uid, "allowed": False, "status": status}
+    if warnings:
+        response["warnings"] = list(warnings)
+    return {"apiVersion": api_version, "kind": "AdmissionReview", "response": response}
 
 
 def build_response(uid: str, *, allowed: bool, errors: Sequence[FieldError] = (),

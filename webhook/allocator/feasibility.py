@@ -92,18 +92,18 @@ def subject(obj: Any) -> str | None:
             "PodGroup": f"the claims of PodGroup {name}"}.get(str(kind))
 
 
-def _per_pod_warning(name: str, greedy: Outcome) -> str:
+def _per_pod_warning(name: str, greedy: Outcome, limit: int = WARNING_LENGTH_MAX) -> str:
     """A PodGroup whose claims fit only jointly: the scheduler, pod by pod, would not place them.
     The tail is the most useful reason: with its claim and request when they fit, else what ran out."""
-    head = f"{PREFIX}PodGroup {name} fits only jointly, not pod by pod: " if len(name) <= 20 else \
-        f"{PREFIX}fits only jointly, not pod by pod as the scheduler allocates: "
+    head = f"{PREFIX}PodGroup {name} fits only jointly, not pod by pod: " if len(name) <= 20 or \
+        limit > WARNING_LENGTH_MAX else f"{PREFIX}fits only jointly, not pod by pod as the scheduler allocates: "
     ranked = greedy.ranked(1)
     if not ranked:
         return head + greedy.message
-    for tail in (warning_line(ranked[0])[len(PREFIX):], body(ranked[0])):
-        if len(head) + len(tail) <= WARNING_LENGTH_MAX:
+    for tail in (warning_line(ranked[0], limit=limit)[len(PREFIX):], body(ranked[0])):
+        if len(head) + len(tail) <= limit:
             return head + tail
-    return head + middle(body(ranked[0]), WARNING_LENGTH_MAX - len(head))
+    return head + middle(body(ranked[0]), limit - len(head))
 
 
 def _name(obj: Any) -> str:
@@ -111,8 +111,8 @@ def _name(obj: Any) -> str:
     return str(meta.get("name") or meta.get("generateName") or "?")
 
 
-def warnings_for(outcome: Outcome, about: str) -> list[str]:
-    """Warnings for an outcome: [] when feasible. Each fits ``WARNING_LENGTH_MAX`` by its wording."""
+def warnings_for(outcome: Outcome, about: str, limit: int = WARNING_LENGTH_MAX) -> list[str]:
+    """Warnings for an outcome: [] when feasible. Each fits ``limit`` by its wording."""
     if outcome.feasible:
         return []
     if outcome.kind == CUT_SHORT:
@@ -120,7 +120,7 @@ def warnings_for(outcome: Outcome, about: str) -> list[str]:
     ranked = outcome.ranked(WARNINGS_MAX)
     if not ranked:
         return [f"{PREFIX}no node can allocate {about}: {outcome.message}"]
-    return [warning_line(ranked[0], about)] + [warning_line(r) for r in ranked[1:WARNINGS_MAX]]
+    return [warning_line(ranked[0], about, limit)] + [warning_line(r, limit=limit) for r in ranked[1:WARNINGS_MAX]]
 
 
 def warning_line(r: Reason, about: str = "", limit: int = 0) -> str:
@@ -128,7 +128,8 @@ def warning_line(r: Reason, about: str = "", limit: int = 0) -> str:
 
     Request reasons name the claim, the request and its DeviceClass. Wordings from the fullest
     to the tersest are tried (the node goes last: it is not a key fact); only when even the
-    tersest passes ``WARNING_LENGTH_MAX`` are the longest names shortened in the middle.
+    tersest passes ``limit`` (``WARNING_LENGTH_MAX``, the server's) are the longest names
+    shortened in the middle. Offline the limit is unbounded: the fullest wording, names whole.
     """
     limit = limit or WARNING_LENGTH_MAX
     r = r._replace(claim=r.claim.rpartition("/")[2])
@@ -188,19 +189,21 @@ def middle(name: str, n: int) -> str:
 
 
 def feasibility_warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGates, *,
-                         deadline: float, max_steps: int) -> list[str]:
+                         deadline: float, max_steps: int, max_length: int = WARNING_LENGTH_MAX) -> list[str]:
     """Warnings for ResourceClaim, ResourceClaimTemplate and PodGroup objects; [] when feasible.
 
-    Warnings are not shortened here: the response builder is the one place that clips them.
+    Each is worded to fit ``max_length`` (the server's 120 characters; the CLI's is unbounded, so
+    it gets the fullest wording with every name whole); free text past it is left to the
+    response builder, the one place that clips.
     """
     try:
-        return _warnings(obj, snapshot, gates, deadline, max_steps)
+        return _warnings(obj, snapshot, gates, deadline, max_steps, max_length)
     except Exception as e:  # noqa: BLE001 - admission must never fail because of this check
         return [f"{PREFIX}check failed: {type(e).__name__}: {e}"]
 
 
 def _warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGates, deadline: float,
-              max_steps: int) -> list[str]:
+              max_steps: int, limit: int) -> list[str]:
     about = subject(obj)
     if about is None or _d(_d(obj.get("status")).get("allocation")):
         return []
@@ -210,10 +213,10 @@ def _warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGate
         return out[:WARNINGS_MAX]
     model = model_for(snapshot, gates)
     outcome = allocate(claims, model, mode=JOINT, max_steps=max_steps, deadline=deadline)
-    out += warnings_for(outcome, about)
+    out += warnings_for(outcome, about, limit)
     if outcome.feasible and obj.get("kind") == "PodGroup" and len(claims) > 1 and not outcome.in_order:
         # Only a joint solution that went back into an earlier claim can fail claim by claim.
         greedy = allocate(claims, model, mode=PER_CLAIM, max_steps=max_steps, deadline=deadline)
         if not greedy.feasible and greedy.kind != CUT_SHORT:
-            out.append(_per_pod_warning(_name(obj), greedy))
+            out.append(_per_pod_warning(_name(obj), greedy, limit))
     return out[:WARNINGS_MAX]

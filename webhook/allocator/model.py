@@ -17,7 +17,8 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from webhook.allocator.devices import (
     AllocatedState,
@@ -40,7 +41,7 @@ from webhook.gates import FeatureGates, Gate
 from webhook.state.base import ClusterSnapshot
 
 __all__ = ["AllocatedState", "CapSpec", "Device", "DeviceClassInfo", "Model", "NodeInfo", "Num", "Slice", "_d",
-           "_l", "_s", "model_for", "num", "qnum", "qty"]
+           "_l", "_s", "SliceGates", "hiding_gate", "model_for", "num", "qnum", "qty"]
 
 
 _UIDS = itertools.count()
@@ -161,8 +162,7 @@ class Model:
         self.hide_multi = self.variant == STABLE
         """The stable allocator shows CEL no ``allowMultipleAllocations``."""
         self.snapshot_version = snapshot.version
-        self._pd = gates.enabled(Gate.DRA_PARTITIONABLE_DEVICES)
-        self._cg = gates.enabled(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS)
+        self._slice_gates = SliceGates.of(gates)
         raws, node_raws = snapshot.of("ResourceSlice"), snapshot.of("Node")
         _prune(raws, node_raws)
         self._index: _Index = prev._index if prev is not None and prev._index.raws is raws else _Index(raws)
@@ -227,9 +227,12 @@ class Model:
     def _visible(self, sl: Slice) -> bool:
         """§2.1 steps 2-3: gate-driven slice filters hide slices from a node's view; a pool's
         generation and completeness are still judged over all of its slices (``pool_slices``)."""
-        if not self._pd and (sl.per_device is not None or sl.has_counters):
+        # ``hiding_gate`` inlined (this runs for every slice of every model; the pool lint, which
+        # calls hiding_gate, is checked against this by tests/differential/test_generated_pools.py).
+        g = self._slice_gates
+        if not g.partitionable and (sl.per_device is not None or sl.has_counters):
             return False
-        return self._cg or not sl.has_groups
+        return g.compatibility_groups or not sl.has_groups
 
     @property
     def all_slices(self) -> tuple[Slice, ...]:
@@ -272,6 +275,34 @@ class Model:
                 got.setdefault(sl.pool_key(), []).append(sl)
             self._by_pool = got
         return got.get(key, [])
+
+
+class SliceGates(NamedTuple):
+    """The two gates whose being off hides slices from the allocator, read once per model."""
+
+    partitionable: bool
+    compatibility_groups: bool
+
+    @classmethod
+    def of(cls, gates: FeatureGates) -> SliceGates:
+        return cls(gates.enabled(Gate.DRA_PARTITIONABLE_DEVICES), gates.enabled(Gate.DRA_DEVICE_COMPATIBILITY_GROUPS))
+
+
+def hiding_gate(*, per_device: bool, counters: bool, groups: bool | Callable[[], bool],
+                gates: SliceGates) -> Gate | None:
+    """The gate whose being off hides a slice from the allocator (§2.1 steps 2-3), or None.
+
+    While ``DRAPartitionableDevices`` is off the scheduler ignores slices that set
+    ``perDeviceNodeSelection`` (true or false) or have counter sets; while
+    ``DRADeviceCompatibilityGroups`` is off, slices with a device that names compatibility groups.
+    ``groups`` may be a function: it is called only when the answer depends on it.
+    """
+    if (per_device or counters) and not gates.partitionable:
+        return Gate.DRA_PARTITIONABLE_DEVICES
+    if gates.compatibility_groups:
+        return None
+    uses = groups() if callable(groups) else groups
+    return Gate.DRA_DEVICE_COMPATIBILITY_GROUPS if uses else None
 
 
 def _nodes(node_raws: tuple[Any, ...], index: _Index) -> dict[str, NodeInfo]:

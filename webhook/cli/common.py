@@ -21,6 +21,9 @@ EXIT_OK, EXIT_DENIED, EXIT_USAGE = 0, 1, 2
 """0 success (allowed, feasible, expectations met), 1 denied/infeasible, 2 bad input or usage."""
 
 GATES_HELP = "feature gates, Kubernetes syntax: Name=true,Other=false (unknown names are an error)"
+DRIVER_SCHEMAS_HELP = ("drivers' JSON Schemas for opaque config parameters: DIR/<driver>/*.json|yaml, each with "
+                       "properties.apiVersion.const and properties.kind.const; parameters that violate one are "
+                       "denied (wins over the config file's driverSchemas)")
 
 
 def build_settings(feature_gates: str | None, config: str | None) -> Settings:

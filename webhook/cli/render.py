@@ -102,6 +102,9 @@ def review_text(r: Reviewed) -> str:
     req, out, ans = r.outcome.request, r.outcome, r.answer
     api = "/".join(filter(None, (req.group, req.version)))
     verdict_ = "NOT CHECKED" if r.strict and r.problem else ("ALLOWED" if ans.allowed else "DENIED")
+    if ans.allowed and r.findings:
+        n = len(r.findings)
+        verdict_ += f", {n} finding{'s' if n > 1 else ''}" + (" (FAILED, --strict)" if r.strict else "")
     lines = [f"{review_title(r)} ({api}, {req.operation}{', dry-run' if req.dry_run else ''}): {verdict_}"]
     if r.problem:
         lines.append(f"  {'error' if r.strict else 'note'}: {r.problem}"
@@ -116,21 +119,30 @@ def review_text(r: Reviewed) -> str:
         for op in ans.patch:
             value = f" {json.dumps(op['value'], ensure_ascii=False)}" if "value" in op else ""
             lines.append(f"    {op['op']} {op['path']}{value}")
-    if ans.warnings:
+    shown = [w for w in ans.warnings if w != r.problem]  # the note above says it already
+    if shown:
         lines.append("  warnings:")
-        lines.extend(f"    - {w}" for w in ans.warnings)
+        lines.extend(f"    - {w}" for w in shown)
     return "\n".join(lines)
 
 
 def review_case(r: Result) -> Case:
-    """One JUnit testcase: a denial fails with its causes; an unchecked object fails with --strict."""
+    """One JUnit testcase: a denial fails with its causes; an unchecked object is skipped (fails
+    with --strict), and so do findings with --strict; warnings and notes go to system-out."""
     if isinstance(r, Skipped):
         return Case(r.origin, r.problem, failure=r.problem if r.strict else "",
                     skipped="" if r.strict else r.problem)
     causes = r.refused or "\n".join(f"{e.field}: {e.body()}" for e in r.outcome.errors)
-    failure = "denied" if not r.answer.allowed else (r.problem if r.strict and r.problem else "")
+    if not r.answer.allowed:
+        failure = "denied"
+    elif r.strict and r.problem:
+        failure = r.problem
+    elif r.strict and r.findings:
+        failure, causes = f"{len(r.findings)} finding(s) (--strict)", "\n".join(r.findings)
+    else:
+        failure = ""
     return Case(r.origin, review_title(r), failure=failure, text=causes or r.problem,
-                output="\n".join(r.answer.warnings))
+                skipped=r.problem if r.problem and not failure else "", output="\n".join(r.answer.warnings))
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,14 @@ class Reviewed:
     """The apiserver's HTTP 400 message when it would not even decode the object; "" otherwise."""
 
     @property
+    def findings(self) -> list[str]:
+        """The lint findings (pool, standard attributes), worded whole."""
+        return [f.text for f in self.outcome.findings]
+
+    @property
     def failed(self) -> bool:
-        """Denied, or (with ``--strict``) not checked."""
-        return not self.answer.allowed or (self.strict and bool(self.problem))
+        """Denied, or (with ``--strict``) not checked or with findings."""
+        return not self.answer.allowed or (self.strict and bool(self.problem or self.outcome.findings))
 
     @property
     def converted(self) -> dict[str, Any] | None:
@@ -86,6 +91,7 @@ class Expectation:
     causes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     stripped: tuple[str, ...] = ()
+    pool_findings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,12 @@ to review them under, and what each resource's outcome must be (DESIGN.md, "Test
       causes: ["spec.devices[0]..."]                     # field paths that must all be causes
       warnings: ["feasibility:"]                         # substrings each in some warning
       stripped: ["/spec/devices/0/..."]                  # JSON pointers /mutate must remove
+      poolFindings: ["duplicate device"]                 # substrings each in some pool finding
 
-A resource without an expectation must be allowed. Paths are relative to the suite file;
-unknown keys are an error (exit 2). Exit 0 every expectation met, 1 any not met.
+A resource without an expectation must be allowed, and every finding (pool or standard
+attribute, which ``review --strict`` fails) must be expected: matched by a ``poolFindings`` or
+``warnings`` substring. Paths are relative to the suite file; unknown keys are an error (exit 2).
+Exit 0 every expectation met, 1 any not met.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import yaml
 
 from webhook import BadInput, ConfigError
 from webhook.cli import render
-from webhook.cli.common import EXIT_DENIED, EXIT_OK, Source, gather, load_cluster_state
+from webhook.cli.common import DRIVER_SCHEMAS_HELP, EXIT_DENIED, EXIT_OK, Source, gather, load_cluster_state
 from webhook.cli.progress import Progress
 from webhook.cli.results import CaseResult, Expectation, Reviewed, Skipped, Suite, SuiteResult
 from webhook.cli.review import review_sources
@@ -42,7 +45,7 @@ from webhook.gates import FeatureGates
 API_VERSION = "dra-webhook.io/v1alpha1"
 SUITE_SUFFIX = "dra-test.yaml"
 _SUITE_KEYS = {"apiVersion", "kind", "name", "featureGates", "clusterState", "resources", "expect"}
-_EXPECT_KEYS = {"resource", "result", "causes", "warnings", "stripped"}
+_EXPECT_KEYS = {"resource", "result", "causes", "warnings", "stripped", "poolFindings"}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,6 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                    "2 bad suite or usage.")
     t.add_argument("paths", nargs="+", metavar="PATH", help="a suite file, or a directory to search")
     t.add_argument("-o", "--output", choices=["text", "json", "junit"], default="text")
+    t.add_argument("--driver-schemas", metavar="DIR", help=DRIVER_SCHEMAS_HELP)
     t.set_defaults(run=run)
 
 
@@ -123,7 +127,8 @@ def _expectation(e: Any, where: str) -> Expectation:
         raise BadInput(f"{where}: result must be allowed or denied, not {result!r}")
     return Expectation(resource, result, _strings(e.get("causes"), f"{where}.causes"),
                        _strings(e.get("warnings"), f"{where}.warnings"),
-                       _strings(e.get("stripped"), f"{where}.stripped"))
+                       _strings(e.get("stripped"), f"{where}.stripped"),
+                       _strings(e.get("poolFindings"), f"{where}.poolFindings"))
 
 
 def _ids(r: Reviewed) -> set[str]:
@@ -146,6 +151,10 @@ def check(r: Reviewed, e: Expectation | None) -> list[str]:
     out += [f"no warning contains {w!r}" for w in e.warnings if not any(w in x for x in r.answer.warnings)]
     removed = {op["path"] for op in r.answer.patch if op.get("op") == "remove"}
     out += [f"{p} is not removed by /mutate" for p in e.stripped if p not in removed]
+    pools = [f.text for f in r.outcome.findings if f.topic == "pool"]
+    out += [f"no pool finding contains {w!r}" for w in e.pool_findings if not any(w in x for x in pools)]
+    expected = e.pool_findings + e.warnings
+    out += [f"a finding the suite does not expect: {f}" for f in r.findings if not any(w in f for w in expected)]
     return out
 
 
@@ -160,7 +169,8 @@ def run_suite(suite: Suite, base: Settings) -> SuiteResult:
         raise BadInput(f"{suite.file}: clusterState {suite.cluster_state}: not a directory")
     state = load_cluster_state(str(suite.cluster_state) if suite.cluster_state else None)
     sources: list[Source] = gather([str(p) for p in suite.resources])
-    results = review_sources(sources, None, "CREATE", False, settings, state, strict=True)
+    pools = state.snapshot().of("ResourceSlice") if suite.cluster_state else ()  # a state the suite names
+    results = review_sources(sources, None, "CREATE", False, settings, state, strict=True, pool_state=pools)
     expect = {e.resource: e for e in suite.expect}
     cases: list[CaseResult] = []
     seen: set[str] = set()
@@ -181,6 +191,8 @@ def run_suite(suite: Suite, base: Settings) -> SuiteResult:
 
 def run(args: argparse.Namespace) -> int:
     base = replace(Settings(), max_warning_length=sys.maxsize)  # offline: warnings whole
+    if args.driver_schemas:
+        base = base.with_driver_schemas(args.driver_schemas)
     suites = [load_suite(p) for p in find_suites(args.paths)]
     results = []
     with Progress.on_tty("test") as progress:

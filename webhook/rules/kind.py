@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from webhook.fielderrors import FieldError
+from webhook.fielderrors import FieldError, FieldPath
+from webhook.findings import Finding
 from webhook.rules.context import Mutation, RuleContext
 
 if TYPE_CHECKING:
@@ -28,6 +29,25 @@ def no_defaults(obj: Obj) -> Obj:
 
 def no_state_warnings(obj: Obj, snapshot: ClusterSnapshot) -> list[str]:
     """``state_warnings`` of a kind with no notes that need the cluster state."""
+    return []
+
+
+def no_findings(obj: Obj, ctx: RuleContext) -> list[Finding]:
+    """``findings`` of a kind with no lint of its own."""
+    return []
+
+
+class OpaqueParameters(NamedTuple):
+    """The ``parameters`` of one opaque driver config entry, and where they are."""
+
+    path: FieldPath
+    """Of the ``parameters`` member (``spec.devices.config[0].opaque.parameters``)."""
+    driver: str
+    parameters: Any
+
+
+def no_opaque_parameters(obj: Obj) -> list[OpaqueParameters]:
+    """``opaque_parameters`` of a kind that holds no opaque driver config."""
     return []
 
 
@@ -57,6 +77,15 @@ class KindRules:
     """Non-fatal notes about the object alone."""
     state_warnings: Callable[[Obj, ClusterSnapshot], list[str]] = no_state_warnings
     """Notes that need the cluster state (e.g. a pod joining a PodGroup)."""
+    findings: Callable[[Obj, RuleContext], list[Finding]] = no_findings
+    """Lint of the object alone: what the apiserver admits but will not work as meant (warnings;
+    failures with ``review --strict``)."""
+    opaque_parameters: Callable[[Obj], list[OpaqueParameters]] = no_opaque_parameters
+    """The opaque driver ``parameters`` the object holds (checked against the drivers' config
+    schemas when the settings have some, ``driverschemas.py``)."""
+    pool_lint: bool = False
+    """Whether the object is a ResourceSlice of a pool: the pipeline adds pool findings
+    (``allocator/poollint.py``) for the pool as the state plus the object shows it."""
     feasibility: bool = False
     """Whether dry-run/CREATE requests get allocator feasibility warnings."""
     capacity_defaulting: bool = False

@@ -1,4 +1,4 @@
-"""Live settings: re-read the ``--config`` file when its content changes.
+"""Live settings: re-read the ``--config`` file when its content (or its driver schema set) changes.
 
 Each gunicorn worker runs its own watcher thread (threads do not survive a fork). It hashes the
 file content, so a ConfigMap volume's symlink swap is seen like any edit. A bad new file is
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from webhook import ConfigError
 from webhook.config import Settings, parse_config
+from webhook.driverschemas import fingerprint
 from webhook.gates import FeatureGates
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,8 @@ class SettingsHolder:
         self.on_change = on_change
         self.last_good_path = last_good_path
         """Where applied config files are saved for workers started later (None: not saved)."""
-        self._digest: str | None = None
+        self._digest: tuple[str, str] | None = None
+        """(sha256 of the config file, fingerprint of its driver schema set) last seen."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.last_error: str | None = None
@@ -81,14 +83,20 @@ class SettingsHolder:
         return True
 
     def check(self) -> bool:
-        """Reload when the file content changed. True when new settings took effect."""
+        """Reload when the file content, or the driver schema set it names, changed. True when new
+        settings took effect."""
         if not self.config_path:
             return False
         digest, text = self._read(self.config_path)
-        if digest is None or digest == self._digest or text is None:
+        if digest is None or text is None:
             return False
-        self._digest = digest
-        if digest[:16] == self.current.config_hash:  # the content in force already
+        schemas = self.current.driver_schemas
+        seen = fingerprint(schemas.source) if schemas is not None else ""
+        if (digest, seen) == self._digest:
+            return False
+        schemas_changed = self._digest is not None and seen != self._digest[1]
+        self._digest = (digest, seen)
+        if digest[:16] == self.current.config_hash and not schemas_changed:  # the content in force already
             self.last_error = None
             return False
         try:

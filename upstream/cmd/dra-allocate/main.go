@@ -13,7 +13,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,12 +22,11 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/dra-webhook/upstream/cmd/internal/oracleio"
 )
 
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+type object = oracleio.Object
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -37,7 +35,7 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dra-allocate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var files stringList
+	var files oracleio.Paths
 	state := fs.String("cluster-state", "", "directory with the cluster state (ResourceSlices, DeviceClasses, claims, nodes, ...)")
 	node := fs.String("node", "", "allocate on this node only")
 	gates := fs.String("feature-gates", "", "Kubernetes --feature-gates syntax: Name=true,Other=false")
@@ -71,12 +69,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "dra-allocate: --cluster-state DIR and at least one -f FILE are required")
 		return 2
 	}
-	stateObjs, err := loadPaths([]string{*state})
+	stateObjs, err := oracleio.LoadPaths([]string{*state})
 	if err != nil {
 		fmt.Fprintf(stderr, "dra-allocate: cluster state: %v\n", err)
 		return 2
 	}
-	inputObjs, err := loadPaths(files)
+	inputObjs, err := oracleio.LoadPaths(files)
 	if err != nil {
 		fmt.Fprintf(stderr, "dra-allocate: %v\n", err)
 		return 2
@@ -114,53 +112,24 @@ type batchLine struct {
 }
 
 func runBatch(path string, stdin io.Reader, stdout, stderr io.Writer, timeout time.Duration) int {
-	in := stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			fmt.Fprintf(stderr, "dra-allocate: %v\n", err)
-			return 2
-		}
-		defer f.Close()
-		in = f
-	}
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	out := bufio.NewWriter(stdout)
-	defer out.Flush()
-	enc := json.NewEncoder(out)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
+	err := oracleio.Batch(path, stdin, stdout, func(line []byte) any {
 		var b batchLine
-		var res *result
-		if err := json.Unmarshal([]byte(line), &b); err != nil {
-			res = &result{Error: fmt.Sprintf("bad scenario: %v", err)}
-		} else {
-			limit := timeout
-			if b.TimeoutSeconds > 0 {
-				limit = time.Duration(b.TimeoutSeconds * float64(time.Second))
-			}
-			var err error
-			res, err = simulate(scenario{State: b.ClusterState, Objects: b.Objects, Node: b.Node, FeatureGates: b.FeatureGates}, limit)
-			if err != nil {
-				res = &result{Error: err.Error()}
-			}
+		if err := json.Unmarshal(line, &b); err != nil {
+			return &result{Error: fmt.Sprintf("bad scenario: %v", err)}
+		}
+		limit := timeout
+		if b.TimeoutSeconds > 0 {
+			limit = time.Duration(b.TimeoutSeconds * float64(time.Second))
+		}
+		res, err := simulate(scenario{State: b.ClusterState, Objects: b.Objects, Node: b.Node, FeatureGates: b.FeatureGates}, limit)
+		if err != nil {
+			res = &result{Error: err.Error()}
 		}
 		res.ID = b.ID
-		if err := enc.Encode(res); err != nil {
-			fmt.Fprintf(stderr, "dra-allocate: %v\n", err)
-			return 2
-		}
-		// One line per scenario as soon as it is decided, so a harness can stream.
-		if err := out.Flush(); err != nil {
-			return 2
-		}
-	}
-	if err := sc.Err(); err != nil {
-		fmt.Fprintf(stderr, "dra-allocate: reading %s: %v\n", path, err)
+		return res
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "dra-allocate: %v\n", err)
 		return 2
 	}
 	return 0

@@ -24,6 +24,7 @@ from webhook.fielderrors import (
     too_many,
 )
 from webhook.gates import FeatureGates, Gate
+from webhook.rules.kind import OpaqueParameters
 from webhook.rules.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -266,6 +267,17 @@ def validate_opaque_config(entry: dict[str, Any], path: FieldPath, stored: bool 
     errs.extend(validate_raw_object(opaque.get("parameters"), p.child("parameters"), OPAQUE_PARAMETERS_MAX,
                                     stored))
     return errs
+
+
+def opaque_parameters(configs: Any, path: FieldPath) -> list[OpaqueParameters]:
+    """The opaque ``parameters`` of the config entries at ``path`` (a list; odd shapes skipped)."""
+    out: list[OpaqueParameters] = []
+    for i, entry in enumerate(configs if isinstance(configs, list) else []):
+        opaque = entry.get("opaque") if isinstance(entry, dict) else None
+        if isinstance(opaque, dict) and isinstance(opaque.get("driver"), str) and opaque.get("parameters") is not None:
+            out.append(OpaqueParameters(path.index(i).child("opaque", "parameters"), opaque["driver"],
+                                        opaque["parameters"]))
+    return out
 
 
 TOLERATION_OPERATORS = ("Equal", "Exists")

@@ -15,6 +15,7 @@ from webhook.rules.claims import declarative
 from webhook.rules.claims.common import (
     CONFIG_MAX,
     merge,
+    opaque_parameters,
     validate_opaque_config,
     validate_selectors,
     within,
@@ -22,7 +23,7 @@ from webhook.rules.claims.common import (
 from webhook.rules.claims.names import extended_resource_name
 from webhook.rules.claims.update import equal
 from webhook.rules.context import Mutation, RuleContext
-from webhook.rules.kind import KindRules
+from webhook.rules.kind import KindRules, OpaqueParameters
 from webhook.rules.shape import as_list, as_object, mapping, type_error
 
 NO_OLD = declarative.NO_OLD
@@ -84,8 +85,13 @@ def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
 #: strategy sets generation; updates may be unconditional.
 META = meta.MetaRules(generate_name_checked=False, generation_set_on_create=True, unconditional_update=True)
 
+def _opaque(obj: dict[str, Any]) -> list[OpaqueParameters]:
+    """The opaque driver parameters of ``spec.config``."""
+    return opaque_parameters(mapping(obj.get("spec")).get("config"), FieldPath.root("spec").child("config"))
+
+
 RULES = KindRules(
     group="resource.k8s.io", kind="DeviceClass", versions=("v1", "v1beta2", "v1beta1"), namespaced=False,
     plural="deviceclasses", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
-    validate_update=validate_update, warnings=warnings,
+    validate_update=validate_update, warnings=warnings, opaque_parameters=_opaque,
 )

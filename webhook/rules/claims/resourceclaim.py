@@ -14,12 +14,14 @@ from typing import Any
 from webhook.fielderrors import FieldError, FieldPath
 from webhook.patch import op_add, op_remove, op_replace
 from webhook.rules import meta
+from webhook.rules.claims.common import opaque_parameters
 from webhook.rules.claims.mutate import default_claim_spec, default_claim_status, plan_spec_strips
 from webhook.rules.claims.spec import validate_claim_spec
 from webhook.rules.claims.status import plan_status_strips, validate_status_update
 from webhook.rules.claims.update import validate_spec_immutable
 from webhook.rules.context import Mutation, RuleContext
-from webhook.rules.kind import KindRules
+from webhook.rules.kind import KindRules, OpaqueParameters
+from webhook.rules.shape import mapping
 
 SPEC = FieldPath.root("spec")
 ADMIN_ACCESS_WARNING = ("adminAccess needs namespace label resource.kubernetes.io/admin-access=true "
@@ -117,9 +119,15 @@ def uses_admin_access(spec: Any) -> bool:
 #: ValidateResourceClaimUpdate runs the CREATE ObjectMeta rules too; updates may be unconditional.
 META = meta.MetaRules(create_rules_on_update=True, unconditional_update=True)
 
+def _opaque(obj: dict[str, Any]) -> list[OpaqueParameters]:
+    """The opaque driver parameters of ``spec.devices.config``."""
+    devices = mapping(mapping(obj.get("spec")).get("devices"))
+    return opaque_parameters(devices.get("config"), FieldPath.root("spec").child("devices", "config"))
+
+
 RULES = KindRules(
     group="resource.k8s.io", kind="ResourceClaim", versions=("v1", "v1beta2", "v1beta1"), namespaced=True,
     plural="resourceclaims", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
-    validate_update=validate_update, warnings=warnings,
+    validate_update=validate_update, warnings=warnings, opaque_parameters=_opaque,
     feasibility=True, capacity_defaulting=True,
 )

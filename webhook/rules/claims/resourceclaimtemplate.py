@@ -10,13 +10,14 @@ from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath
 from webhook.rules import meta
+from webhook.rules.claims.common import opaque_parameters
 from webhook.rules.claims.mutate import default_claim_spec, plan_spec_strips
 from webhook.rules.claims.resourceclaim import ADMIN_ACCESS_WARNING, shape_hints, uses_admin_access
 from webhook.rules.claims.spec import NO_OLD, validate_claim_spec
 from webhook.rules.claims.update import validate_spec_immutable
 from webhook.rules.context import Mutation, RuleContext
-from webhook.rules.kind import KindRules
-from webhook.rules.shape import as_object
+from webhook.rules.kind import KindRules, OpaqueParameters
+from webhook.rules.shape import as_object, mapping
 
 SPEC = FieldPath.root("spec")
 CLAIM_SPEC = SPEC.child("spec")
@@ -74,9 +75,15 @@ def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
 #: The strategy validates an UPDATE with the CREATE rules too; updates may be unconditional.
 META = meta.MetaRules(create_rules_on_update=True, unconditional_update=True)
 
+def _opaque(obj: dict[str, Any]) -> list[OpaqueParameters]:
+    """The opaque driver parameters of ``spec.spec.devices.config``."""
+    devices = mapping(mapping(mapping(obj.get("spec")).get("spec")).get("devices"))
+    return opaque_parameters(devices.get("config"), FieldPath.root("spec").child("spec", "devices", "config"))
+
+
 RULES = KindRules(
     group="resource.k8s.io", kind="ResourceClaimTemplate", versions=("v1", "v1beta2", "v1beta1"), namespaced=True,
     plural="resourceclaimtemplates", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
-    validate_update=validate_update, warnings=warnings,
+    validate_update=validate_update, warnings=warnings, opaque_parameters=_opaque,
     feasibility=True, capacity_defaulting=True,
 )

@@ -30,7 +30,7 @@ from webhook.rules import meta
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
 from webhook.rules.shape import as_bool, as_int, as_list, as_object, as_str, type_error
-from webhook.rules.slices import declarative
+from webhook.rules.slices import declarative, standard
 from webhook.rules.slices.attributes import has_list_attribute
 from webhook.rules.slices.common import (
     validate_driver_name,
@@ -377,5 +377,5 @@ META = meta.MetaRules(generation_set_on_create=True, unconditional_update=True)
 RULES = KindRules(
     group="resource.k8s.io", kind="ResourceSlice", versions=("v1", "v1beta2", "v1beta1"), namespaced=False,
     plural="resourceslices", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
-    validate_update=validate_update, warnings=warnings,
+    validate_update=validate_update, warnings=warnings, findings=standard.findings, pool_lint=True,
 )
