@@ -1,4 +1,4 @@
-"""Equivalence classes of identical nodes: a node pool's "does not fit" is found once per class.
+"""Equivalence classes of identical nodes: a node pool's "fits" or "does not fit" is found once per class.
 
 Pure. Two nodes are in one class when the search cannot tell them apart: their gathered pools,
 in search order, hold the same devices (names, drivers, capacity, counters, groups, taints,
@@ -13,10 +13,12 @@ names them (nodes with an incomplete or invalid pool get no class and are always
 A request may use classes only when no CEL expression it evaluates (class and request
 selectors, derived attributes) can read an identifying attribute (``transferable``): otherwise
 nodes of one class could answer a selector differently. The class key of a node is built once
-per model (per snapshot and gate set); ``engine.allocate`` keeps, per call, the failure of the
-first node of each class (``Failures``) and reuses it, renamed, for the others, with the same
-step count. Nothing here runs before a node failed: a claim that fits on the first node tried
-pays nothing for classes.
+per model (per snapshot and gate set); ``engine.allocate`` keeps, per call, the outcome of the
+first node of each class (``Failures``): a failure is reused, renamed, for the others, with the
+same step count; a fit tells that the others fit too, with no fatal error (``engine`` filters
+every node, as the scheduler does, and only needs to know that). Devices earlier pods took
+(``held``) change the view of the nodes whose pools hold them: those nodes are keyed again
+with that state, the others keep their class.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import sys
 from typing import Any
 
 from webhook.allocator.claims import Claim
-from webhook.allocator.model import Device, Model, NodeInfo, Slice
+from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, Slice
 from webhook.allocator.pools import pools_for
 from webhook.allocator.reasons import Reason
 
@@ -123,8 +125,8 @@ def _shape(dev: Device) -> tuple[tuple[Any, ...], tuple[tuple[Any, str], ...]]:
     return got  # type: ignore[no-any-return]
 
 
-def _device_key(model: Model, dev: Device, node: NodeInfo, ident: frozenset[str],
-                numbers: dict[tuple[str, str, Any], int]) -> tuple[Any, ...]:
+def _device_key(dev: Device, node: NodeInfo, ident: frozenset[str], numbers: dict[tuple[str, str, Any], int],
+                alloc: AllocatedState) -> tuple[Any, ...]:
     base, names = _shape(dev)
     attrs: list[tuple[Any, ...]] = []
     for (key, q), raw in zip(names, dev.attrs.values(), strict=True):
@@ -142,13 +144,12 @@ def _device_key(model: Model, dev: Device, node: NodeInfo, ident: frozenset[str]
         else:
             attrs.append((key, repr(raw)))
     k = dev.dkey
-    alloc = model.allocated
     agg = alloc.aggregated.get(k)
     return (base, tuple(attrs), bool(dev.slice.per_device) and dev.matches_node(node),
             k in alloc.dedicated, k in alloc.shared, tuple(sorted(agg.items())) if agg else ())
 
 
-def _node_key(model: Model, node: NodeInfo) -> tuple[Any, ...] | None:
+def _node_key(model: Model, node: NodeInfo, alloc: AllocatedState) -> tuple[Any, ...] | None:
     pools = pools_for(model, node)
     if any(p.incomplete or p.invalid for p in pools):
         return None
@@ -157,10 +158,19 @@ def _node_key(model: Model, node: NodeInfo) -> tuple[Any, ...] | None:
     out: list[Any] = ["DRAOptionalNodeOperations" in node.features]
     for p in pools:
         out.append((p.driver, p.has_binding, tuple((cs, tuple(v.items())) for cs, v in p.counter_sets.items()),
-                    tuple(_device_key(model, d, node, ident, numbers) for d in p.candidates),
-                    tuple(_device_key(model, d, node, ident, numbers) for sl in p.not_targeting
+                    tuple(_device_key(d, node, ident, numbers, alloc) for d in p.candidates),
+                    tuple(_device_key(d, node, ident, numbers, alloc) for sl in p.not_targeting
                           for d in sl.devices)))
     return tuple(out)
+
+
+def _number(model: Model, key: tuple[Any, ...] | None) -> int | None:
+    """The class number of a node key (one number per key for the model's lifetime)."""
+    if key is None:
+        return None
+    numbers: dict[tuple[Any, ...], int] = model.class_data.setdefault("numbers", {})
+    with model.lock:  # serving threads share the model: one number per key, never two keys per number
+        return numbers.setdefault(key, len(numbers))
 
 
 def class_of(model: Model, name: str) -> int | None:
@@ -168,15 +178,20 @@ def class_of(model: Model, name: str) -> int | None:
     classes: dict[str, int | None] = model.class_data.setdefault("of", {})
     if name in classes:
         return classes[name]
-    numbers: dict[tuple[Any, ...], int] = model.class_data.setdefault("numbers", {})
-    key = _node_key(model, model.node(name))
-    if key is None:
-        got = None
-    else:
-        with model.lock:  # serving threads share the model: one number per key, never two keys per number
-            got = numbers.setdefault(key, len(numbers))
-    classes[name] = got
+    got = classes[name] = _number(model, _node_key(model, model.node(name), model.allocated))
     return got
+
+
+def changed_pools(model: Model, held: AllocatedState) -> frozenset[tuple[str, str]]:
+    """The pools (driver, pool) of the devices whose allocated state differs between the model's
+    and ``held`` (the model's plus what earlier pods or allocated input claims hold)."""
+    base = model.allocated
+    if held is base:
+        return frozenset()
+    keys = (held.dedicated ^ base.dedicated) | (held.shared ^ base.shared)
+    keys |= {k for k in held.aggregated.keys() | base.aggregated.keys()
+             if held.aggregated.get(k) != base.aggregated.get(k)}
+    return frozenset((k[0], k[1]) for k in keys)
 
 
 def node_names(model: Model) -> list[str]:
@@ -224,31 +239,57 @@ def transferable(model: Model, claims: list[Claim]) -> bool:
     return True
 
 
+FITS = None
+"""``Failures.lookup``'s ``why`` for a node whose class fits (its search found an allocation)."""
+
+
 class Failures:
-    """The failed searches of one ``allocate`` call, per node class (see the module doc)."""
+    """The searches of one ``allocate`` call, per node class: failures (reasons and steps) and
+    fits (steps), so that each class is searched once (see the module doc).
 
-    __slots__ = ("model", "claims", "by_class", "usable")
+    ``held`` is what is in use for the call: the model's allocated state, or that plus the
+    devices of earlier pods and of allocated input claims. A node whose pools hold none of the
+    devices whose state differs keeps its class; the others get a class of their own view, keyed
+    with ``held`` (the same key means the same view, so numbers are shared with the model's).
+    """
 
-    def __init__(self, model: Model, claims: list[Claim]) -> None:
+    __slots__ = ("model", "claims", "by_class", "usable", "held", "dirty", "own")
+
+    def __init__(self, model: Model, claims: list[Claim], held: AllocatedState | None = None) -> None:
         self.model = model
         self.claims = claims
-        self.by_class: dict[int, tuple[list[Reason], int]] = {}
+        self.by_class: dict[int, tuple[list[Reason] | None, int]] = {}
         self.usable: bool | None = None
-        """``transferable``, decided at the first failure."""
+        """``transferable``, decided at the first recorded search."""
+        self.held = held if held is not None else model.allocated
+        self.dirty = changed_pools(model, self.held)
+        self.own: dict[str, int | None] = {}
 
-    def lookup(self, name: str) -> tuple[list[Reason], int] | None:
-        """(reasons, steps) of the failed search of node ``name``'s class in this call, if any."""
+    def _class(self, name: str) -> int | None:
+        if not self.dirty:
+            return class_of(self.model, name)
+        if name in self.own:
+            return self.own[name]
+        node = self.model.node(name)
+        if any((p.driver, p.name) in self.dirty for p in pools_for(self.model, node)):
+            got = self.own[name] = _number(self.model, _node_key(self.model, node, self.held))
+            return got
+        return class_of(self.model, name)
+
+    def lookup(self, name: str) -> tuple[list[Reason] | None, int] | None:
+        """(reasons, steps) of the search of node ``name``'s class in this call, if any; the
+        reasons are ``FITS`` when that search found an allocation."""
         if not self.by_class:
             return None
-        cls = class_of(self.model, name)
+        cls = self._class(name)
         return None if cls is None else self.by_class.get(cls)
 
-    def record(self, name: str, why: list[Reason], steps: int) -> None:
-        """Node ``name`` failed with ``why`` after ``steps`` steps."""
+    def record(self, name: str, why: list[Reason] | None, steps: int) -> None:
+        """Node ``name`` failed with ``why`` (``FITS``: found an allocation) after ``steps`` steps."""
         if self.usable is None:
             self.usable = transferable(self.model, self.claims)
-        if not self.usable or any(r.pool or r.detail for r in why):
+        if not self.usable or (why is not None and any(r.pool or r.detail for r in why)):
             return
-        cls = class_of(self.model, name)
+        cls = self._class(name)
         if cls is not None:
             self.by_class[cls] = (why, steps)
