@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 from webhook.admission.envelope import AdmissionRequest, parse_review
 from webhook.admission.response import build_response, sanitize_warnings
-from webhook.allocator.feasibility import feasibility_warnings
 from webhook.config import Settings
 from webhook.defaulting import plan_capacity_defaults
 from webhook.fielderrors import FieldError
@@ -24,6 +23,7 @@ from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
 from webhook.rules.registry import rules_for
 from webhook.state.base import StateSource, StateView
+from webhook.workloads.report import feasibility_warnings
 
 log = logging.getLogger(__name__)
 
@@ -96,8 +96,8 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
         out.errors = list(rules.validate(obj, ctx))
     out.notes.extend(rules.warnings(obj, ctx))
     out.notes.extend(_state_notes(rules, obj, view))
-    if out.allowed and settings.feasibility and rules.feasibility and (
-            req.operation == "CREATE" or req.dry_run) and req.subresource == "":
+    if out.allowed and settings.feasibility and rules.feasibility and req.subresource == "" and (
+            req.operation == "CREATE" or (req.dry_run and rules.feasibility_on_update)):
         out.feasibility = _feasibility(obj, settings, view, deadline)
         out.feasibility_checked = True
     return out

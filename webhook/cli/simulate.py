@@ -14,7 +14,7 @@ from typing import Any
 from webhook import BadInput
 from webhook.allocator.engine import JOINT, PER_CLAIM, Outcome, allocate
 from webhook.allocator.feasibility import claims_for
-from webhook.allocator.model import model_for
+from webhook.allocator.model import Model, model_for
 from webhook.allocator.reasons import note
 from webhook.cli import render
 from webhook.cli.common import (
@@ -31,6 +31,7 @@ from webhook.rules.context import RuleContext
 from webhook.rules.registry import by_kind, feasibility_kinds
 from webhook.state.base import ClusterSnapshot
 from webhook.state.files import load_objects_from_file
+from webhook.workloads import Lookup, Placement, Workload, WorkloadError, is_pod_source, place, workload_of
 
 STEPS_MAX = 1_000_000
 TIMEOUT_SECONDS = 60.0
@@ -58,17 +59,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 @dataclass(frozen=True)
 class Simulation:
-    """The allocator's answer for the input objects."""
+    """The allocator's answer for the input objects (claims), or where their pods go."""
 
     outcome: Outcome
     mode: str
     claims: int
     seconds: float = 0.0
     """The allocation alone (model build and search; the state was loaded before)."""
+    placement: Placement | None = None
+    """Pods and workloads: where each pod went (``outcome`` is then the first unplaced pod's)."""
+    sources: tuple[Workload, ...] = ()
+    """The Pods and workloads placed, in input order."""
+
+    @property
+    def workloads(self) -> bool:
+        """A workload kind is among the inputs (the JSON then says ``placed`` and ``replicas``)."""
+        return any(w.kind != "Pod" for w in self.sources)
+
+    @property
+    def feasible(self) -> bool:
+        return self.placement.feasible if self.placement is not None else self.outcome.feasible
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.outcome.feasible else 1
+        return 0 if self.feasible else 1
 
 
 def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot,
@@ -80,11 +94,7 @@ def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot,
     ``resourceClaims`` are dropped while DRAWorkloadResourceClaims is off). Raises ``BadInput``
     for kinds simulate does not take.
     """
-    kinds = feasibility_kinds()
-    for o in objects:
-        kind = o.get("kind") if isinstance(o, dict) else None
-        if kind not in kinds:
-            raise BadInput(f"unsupported kind {kind!r}: simulate takes {', '.join(kinds)}")
+    _check_kinds(objects)
     objects = [_as_stored(o, gates or FeatureGates()) for o in objects]
     groups = [o for o in objects if o.get("kind") == "PodGroup"]
     if len(groups) > 1:
@@ -98,6 +108,14 @@ def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot,
         claims.extend(got)
         notes.extend(more)
     return claims, notes
+
+
+def _check_kinds(objects: list[dict[str, Any]]) -> None:
+    kinds = feasibility_kinds()
+    for o in objects:
+        kind = o.get("kind") if isinstance(o, dict) else None
+        if kind not in kinds:
+            raise BadInput(f"unsupported kind {kind!r}: simulate takes {', '.join(kinds)}")
 
 
 def _as_stored(obj: dict[str, Any], gates: FeatureGates) -> dict[str, Any]:
@@ -121,15 +139,17 @@ def _as_stored(obj: dict[str, Any], gates: FeatureGates) -> dict[str, Any]:
 
 def simulate_objects(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gates: FeatureGates,
                      node: str | None, podgroup_mode: str = JOINT) -> Simulation:
-    """Allocate the claims in ``objects`` together, in one simulated scheduling cycle."""
+    """Allocate the claims in ``objects`` together, in one simulated scheduling cycle; or, when
+    they hold Pods or workloads, place those pods one at a time (``webhook.workloads.placement``),
+    the other objects (claims, templates, PodGroups) being what the pods refer to."""
     if podgroup_mode not in (JOINT, PER_CLAIM):
         raise BadInput(f"unknown --podgroup-mode {podgroup_mode!r} (want {JOINT} or {PER_CLAIM})")
+    if any(is_pod_source(o) for o in objects):
+        return _simulate_pods(objects, snapshot, gates, node)
     claims, notes = collect_claims(objects, snapshot, gates)
     started = time.perf_counter()
     model = model_for(snapshot, gates)
-    if node is not None and node not in model.nodes:
-        known = ", ".join(list(model.nodes)[:5]) + (", ..." if len(model.nodes) > 5 else "")
-        raise BadInput(f"--node {node}: no such node in the cluster state (nodes: {known or 'none'})")
+    _check_node(node, model)
     if not claims:
         outcome = Outcome()
         outcome.summary = note("no claims to allocate")
@@ -139,6 +159,32 @@ def simulate_objects(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, g
                            deadline=time.monotonic() + TIMEOUT_SECONDS)
         outcome.reasons = [note(n) for n in notes] + outcome.reasons
     return Simulation(outcome, podgroup_mode, len(claims), time.perf_counter() - started)
+
+
+def _check_node(node: str | None, model: Model) -> None:
+    if node is not None and node not in model.nodes:
+        known = ", ".join(list(model.nodes)[:5]) + (", ..." if len(model.nodes) > 5 else "")
+        raise BadInput(f"--node {node}: no such node in the cluster state (nodes: {known or 'none'})")
+
+
+def _simulate_pods(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gates: FeatureGates,
+                   node: str | None) -> Simulation:
+    """Place the pods of the Pods and workloads in ``objects`` (see ``webhook.workloads.placement``)."""
+    _check_kinds(objects)
+    stored = [_as_stored(o, gates) for o in objects]
+    try:
+        workloads = [workload_of(o) for o in stored if is_pod_source(o)]
+    except WorkloadError as e:
+        raise BadInput(str(e)) from None
+    started = time.perf_counter()
+    model = model_for(snapshot, gates)
+    _check_node(node, model)
+    placement = place(workloads, model, Lookup(snapshot, [o for o in stored if not is_pod_source(o)]), gates,
+                      max_steps=STEPS_MAX, deadline=time.monotonic() + TIMEOUT_SECONDS, only=node)
+    outcome = placement.failed.outcome if placement.failed is not None else (
+        placement.pods[-1].outcome if placement.pods else Outcome())
+    return Simulation(outcome, JOINT, sum(len(p.claims) for p in placement.pods), time.perf_counter() - started,
+                      placement, tuple(workloads))
 
 
 def run_simulate(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gates: FeatureGates,

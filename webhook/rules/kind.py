@@ -58,6 +58,8 @@ class KindRules:
     """Notes that need the cluster state (e.g. a pod joining a PodGroup)."""
     feasibility: bool = False
     """Whether dry-run/CREATE requests get allocator feasibility warnings."""
+    feasibility_on_update: bool = True
+    """Whether dry-run UPDATEs get them too (not for workloads: their running pods would count twice)."""
     capacity_defaulting: bool = False
     """Whether ``/mutate`` makes the consumed capacity of its device requests explicit."""
 

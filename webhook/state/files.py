@@ -42,6 +42,11 @@ def parse_documents(text: str, origin: str) -> list[dict[str, Any]]:
     try:
         if docs is None:
             docs = list(yaml.load_all(text, Loader=_loader()))
+            if "&" in text and "*" in text:  # anchors and aliases: a document may contain itself
+                for i, doc in enumerate(docs):
+                    if _cyclic(doc):
+                        raise BadInput(f"{origin}: document {i + 1} contains itself (a YAML alias inside "
+                                       "its own anchor)")
     except yaml.YAMLError as e:
         try:  # a JSON file with something YAML dislikes (tabs) still gets a fair try
             docs = [json.loads(text)]
@@ -60,6 +65,32 @@ def parse_documents(text: str, origin: str) -> list[dict[str, Any]]:
     if not out:
         raise BadInput(f"{origin}: no Kubernetes object found")
     return out
+
+
+def _cyclic(doc: Any) -> bool:
+    """Whether ``doc`` contains itself (only YAML aliases can make that: JSON cannot)."""
+    if not isinstance(doc, (dict, list)):
+        return False
+    on_path: set[int] = set()
+    stack: list[tuple[Any, Any]] = [(doc, None)]
+    while stack:
+        node, it = stack[-1]
+        if it is None:
+            if id(node) in on_path:
+                return True
+            on_path.add(id(node))
+            it = iter(node.values() if isinstance(node, dict) else node)
+            stack[-1] = (node, it)
+        child = next(it, _END)
+        if child is _END:
+            on_path.discard(id(node))
+            stack.pop()
+        elif isinstance(child, (dict, list)):
+            stack.append((child, None))
+    return False
+
+
+_END = object()
 
 
 def read_documents(text: str, origin: str) -> list[tuple[str, dict[str, Any] | None, str]]:
