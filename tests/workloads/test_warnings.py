@@ -27,7 +27,8 @@ def warnings(obj: dict[str, Any], operation: str = "CREATE", dry_run: bool = Tru
 @pytest.mark.parametrize(("obj", "want"), [
     pytest.param(deployment("web", 3, claims=ONE_GPU), [], id="every-replica-fits"),
     pytest.param(deployment("web", 5, claims=ONE_GPU), [
-        "feasibility: 3 of 5 replicas can be placed now; the 4th: 0/2 nodes are available: 2 cannot allocate all claims",
+        "feasibility: 3 of 5 replicas can be placed now; the 4th: 0/2 nodes are available: "
+        "2 cannot allocate all claims",
         "feasibility: claim web-3-gpu request req-0 (class cls): device g0 already in use on n1",
         "feasibility: claim web-3-gpu request req-0 (class cls): device g1 already in use on n1"],
         id="three-of-five"),

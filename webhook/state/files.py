@@ -12,7 +12,7 @@ import yaml
 
 from webhook import BadInput
 from webhook.state.base import KINDS, ClusterSnapshot
-from webhook.state.compact import COMPACT_KINDS, Compactor
+from webhook.state.compact import COMPACT_KINDS, Compactor, trimmed
 
 log = logging.getLogger(__name__)
 
@@ -164,8 +164,9 @@ def load_objects_from_file(path: str | Path) -> list[dict[str, Any]]:
 def from_dir(path: str | Path, version: int = 1) -> ClusterSnapshot:
     """Every object in every ``*.yaml``/``*.yml``/``*.json`` under ``path`` (recursively).
 
-    Kinds the state does not use are ignored with a log line; slices and nodes are stored
-    compacted (``compact.py``). Raises BadInput for an unreadable directory or file.
+    Kinds the state does not use are ignored with a log line; pods are trimmed (terminal ones
+    left out) and slices, nodes and pods stored compacted (``compact.py``). Raises BadInput
+    for an unreadable directory or file.
     """
     root = Path(path)
     if not root.is_dir():
@@ -174,10 +175,11 @@ def from_dir(path: str | Path, version: int = 1) -> ClusterSnapshot:
     compactor = Compactor(max_entries=sys.maxsize)  # one state: shared across its files, then dropped
     for f in files_under(root):
         for o in load_objects_from_file(f):
-            if o.get("kind") in COMPACT_KINDS:
-                objs.append(compactor.object(o))
-            elif o.get("kind") in KINDS:
-                objs.append(o)
+            kind = o.get("kind")
+            if isinstance(kind, str) and kind in KINDS:
+                kept = trimmed(kind, o)
+                if kept is not None:  # None: a terminal pod, which the scheduler does not count
+                    objs.append(compactor.object(kept) if kind in COMPACT_KINDS else kept)
             else:
                 log.info("cluster state: ignoring %s %s in %s", o.get("kind"),
                          (o.get("metadata") or {}).get("name"), f)

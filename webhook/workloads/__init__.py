@@ -6,7 +6,6 @@ Pure: no Flask, no kubernetes client. Entry points:
     pod_claims(pod, lookup, group, gates)        the claims a pod uses (named shared, templates per pod)
     PodFilter.of(pod), static_reason, fit_reason the scheduler's node filters before DynamicResources
     place(workloads, model, lookup, gates, ...)  the pods placed one at a time -> Placement
-    trim_pod(pod)                                what the state keeps of a pod
 
 Placement calls the one allocator (``webhook.allocator.allocate``) per pod.
 """

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 from webhook.allocator.nodesel import NodeSelector, parse_node_selector
 from webhook.allocator.reasons import Code, Reason
+from webhook.state.pods import REQUIRED
 from webhook.workloads.resources import PODS, Amounts, _d, _l, node_allocatable, pod_requests, show
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
@@ -85,8 +86,7 @@ class PodFilter:
         spec = _d(_d(pod).get("spec"))
         selector = tuple(sorted((str(k), v if isinstance(v, str) else str(v))
                                 for k, v in _d(spec.get("nodeSelector")).items()))
-        required = _d(_d(_d(spec.get("affinity")).get("nodeAffinity"))).get(
-            "requiredDuringSchedulingIgnoredDuringExecution")
+        required = _d(_d(spec.get("affinity")).get("nodeAffinity")).get(REQUIRED)
         return cls(_s(spec.get("nodeName")), selector, parse_node_selector(required),
                    tolerations_of(spec.get("tolerations")), pod_requests(pod))
 

@@ -31,6 +31,7 @@ from webhook.allocator.engine import CUT_SHORT, ERROR, JOINT, Outcome, allocate,
 from webhook.allocator.model import AllocatedState, Model
 from webhook.allocator.reasons import Code, Reason, note, tally
 from webhook.gates import FeatureGates
+from webhook.state.pods import TERMINAL
 from webhook.workloads.claims import ClaimUse, Lookup, pod_claims
 from webhook.workloads.filters import NodeFacts, PodFilter, fit_reason, static_reason
 from webhook.workloads.kinds import Workload
@@ -40,7 +41,6 @@ REPLICAS_MAX = 2_000
 """Pods placed per call at most; a workload with more replicas gets "at least k" past it."""
 RESERVED_FOR_MAX = 256
 """Consumers one ResourceClaim can be reserved for (upstream's ResourceClaimReservedForMaxSize)."""
-TERMINAL = ("Succeeded", "Failed")
 
 
 @dataclass
