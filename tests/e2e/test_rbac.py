@@ -20,7 +20,7 @@ READS = [(verb, res) for res in ("resourceslices.resource.k8s.io", "deviceclasse
          for verb in ("get", "list", "watch")]
 DENIED = [("create", "resourceslices.resource.k8s.io"), ("update", "resourceclaims.resource.k8s.io"),
           ("patch", "resourceclaims.resource.k8s.io/status"), ("delete", "podgroups.scheduling.k8s.io"),
-          ("list", "secrets"), ("get", "configmaps"), ("create", "pods"), ("get", "pods/log"),
+          ("list", "secrets"), ("get", "configmaps"), ("create", "pods"), ("delete", "pods"),
           ("create", "tokenreviews.authentication.k8s.io"),
           ("update", "validatingwebhookconfigurations.admissionregistration.k8s.io"), ("*", "*")]
 

@@ -165,7 +165,7 @@ class Sandbox:
     def chart_values(self, extra: Mapping[str, Any]) -> dict[str, Any]:
         assert self.webhook is not None
         values: dict[str, Any] = {
-            "webhooks": {"url": self.webhook.url, "pods": {"enabled": True}},
+            "webhooks": {"url": self.webhook.url, "pods": {"enabled": True}, "workloads": {"enabled": True}},
             "certs": {"mode": "existingSecret",
                       "existingSecret": {"name": f"{RELEASE}-tls", "caBundle": self.webhook.ca_pem}},
             "featureGates": dict(self.gates),
@@ -210,12 +210,26 @@ class Sandbox:
         raise RigError(f"the apiserver does not call the webhook after {timeout} s; last kubectl stderr: {last}")
 
     def load(self, path: Path) -> None:
-        """Create the objects of a state directory; claims get their `status.allocation` too."""
+        """Create the objects of a state directory; claims get their `status.allocation` too, and
+        nodes their `status` (capacity, allocatable): no kubelet reports them here."""
         objs = load_manifests(path)
         self.must("apply", "-f", "-", input=yaml.safe_dump_all([_without_status(o) for o in objs]))
         for o in objs:
             if o.get("kind") == "ResourceClaim" and (o.get("status") or {}).get("allocation"):
                 self.set_claim_status(o)
+            elif o.get("kind") == "Node":
+                self._as_written(o)
+
+    def _as_written(self, node: dict[str, Any]) -> None:
+        """A Node as its file says: its `status` (no kubelet reports one here) and its taints
+        (the apiserver's admission taints a new Node not-ready; no node controller clears it)."""
+        name = node["metadata"]["name"]
+        if node.get("status"):
+            self.must("patch", "node", name, "--subresource=status", "--type=merge",
+                      "-p", json.dumps({"status": node["status"]}))
+        taints = (node.get("spec") or {}).get("taints") or []
+        self.must("patch", "node", name, "--type=json",
+                  "-p", json.dumps([{"op": "add", "path": "/spec/taints", "value": taints}]))
 
     def set_claim_status(self, claim: dict[str, Any]) -> None:
         meta = claim["metadata"]
