@@ -41,6 +41,7 @@ RESOURCES: dict[str, tuple[str, str, bool]] = {
     "PodGroup": ("/apis/scheduling.k8s.io/v1beta1", "podgroups", True),
     "Workload": ("/apis/scheduling.k8s.io/v1beta1", "workloads", True),
     "Pod": ("/api/v1", "pods", True),
+    "Deployment": ("/apis/apps/v1", "deployments", True),
 }
 
 
