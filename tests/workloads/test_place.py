@@ -4,6 +4,7 @@ fatal-error-on-any-node rule; bounded work."""
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -197,3 +198,43 @@ def test_the_deadline_stops_placing_between_pods() -> None:
     p = run([node("n1", pods="1000")], deployment("many", 10), deadline=-1.0)
     assert (p.placed, p.cut) == (1, True)
     assert [full(n) for n in p.notes] == ["the deadline was reached before every pod was placed: more may fit"]
+
+
+def _pool_cluster() -> list[dict[str, Any]]:
+    from tests.allocator.test_node_classes import pool_cluster
+    objs = pool_cluster()
+    for o in objs:
+        if o["kind"] == "Node":
+            o["status"] = {"allocatable": {"cpu": "4", "memory": "64Gi", "pods": "110"}}
+    return objs + [gen_template()]
+
+
+def gen_template() -> dict[str, Any]:
+    """Six partitions of one GPU: one pod per GPU, eight per node."""
+    from bench import gen
+    tpl = gen.claim_template("pair-tpl")
+    tpl["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = 6
+    return tpl
+
+
+@pytest.mark.parametrize(("replicas", "cpu"), [pytest.param(70, "10m", id="devices-run-out"),
+                                               pytest.param(40, "1", id="cpu-runs-out-first")])
+def test_node_classes_change_nothing_in_a_placement(monkeypatch: pytest.MonkeyPatch, replicas: int,
+                                                    cpu: str) -> None:
+    """Devices earlier pods took re-key only the nodes whose pools hold them (``ClassMemo``): the
+    pods, their nodes and devices, every reason and the step counts are what searching every node
+    gives."""
+    from bench import gen
+    from webhook.allocator import engine
+
+    gates = gen.GATES
+    d = deployment("train", replicas, cpu=cpu, claims={"g": ("template", "pair-tpl")})
+
+    def flat() -> str:
+        p = run(_pool_cluster(), d, gates=gates)
+        return json.dumps([[(x.pod, x.node, x.claims, x.outcome.steps, x.outcome.reason_texts()) for x in p.pods],
+                           p.allocations, p.placed])
+    on = flat()
+    monkeypatch.setattr(engine, "NODE_CLASSES", False)
+    assert flat() == on
+    assert json.loads(on)[2] > 0

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from webhook.allocator.claims import Claim
@@ -243,6 +244,72 @@ FITS = None
 """``Failures.lookup``'s ``why`` for a node whose class fits (its search found an allocation)."""
 
 
+def _held_class(model: Model, node: NodeInfo, held: AllocatedState,
+                changed: frozenset[tuple[str, str]]) -> int | None:
+    """The class of ``node`` under ``held``: its class under the model's allocated state plus the
+    devices of its changed pools whose state differs, each by its pool's place in the node's
+    pools and its name (nodes of one class hold the same names at the same places). Nodes whose
+    views agree get one number; it never equals a class of the model's state (tagged), which
+    costs some sharing, never soundness. Much cheaper than keying every device again."""
+    base = class_of(model, node.name)
+    if base is None:
+        return None
+    alloc = model.allocated
+    delta = []
+    for i, p in enumerate(pools_for(model, node)):
+        if (p.driver, p.name) not in changed:
+            continue
+        for d in (*p.candidates, *(d for sl in p.not_targeting for d in sl.devices)):
+            k = d.dkey
+            now = (k in held.dedicated, k in held.shared, held.aggregated.get(k))
+            if now != (k in alloc.dedicated, k in alloc.shared, alloc.aggregated.get(k)):
+                delta.append((i, d.name, now[0], now[1], tuple(sorted(now[2].items())) if now[2] else ()))
+    return _number(model, ("held", base, tuple(delta)))
+
+
+def nodes_of_pools(model: Model) -> dict[tuple[str, str], list[str]]:
+    """(driver, pool) -> the nodes whose gathered pools include it (cached per model)."""
+    got: dict[tuple[str, str], list[str]] | None = model.class_data.get("pool_nodes")
+    if got is None:
+        got = {}
+        for name in node_names(model):
+            for p in pools_for(model, model.node(name)):
+                got.setdefault((p.driver, p.name), []).append(name)
+        model.class_data["pool_nodes"] = got
+    return got
+
+
+class ClassMemo:
+    """Node classes under a held state that grows call by call (the pods of one placement), kept
+    across those ``allocate`` calls: a node is keyed again only when a device of one of its pools
+    changed since (``touch``). ``fits`` keeps the classes whose search found an allocation (and
+    its steps) while the calls ask for claims of the same content (the replicas of a workload):
+    the caller says which claims each call asks for (``same_claims``, before every call). A
+    class number names a view that includes what is in use, so a fit stays true for it."""
+
+    __slots__ = ("stamps", "keys", "fits", "claims", "usable")
+
+    def __init__(self) -> None:
+        self.stamps: dict[tuple[str, str], int] = {}
+        self.keys: dict[str, tuple[tuple[int, ...], int | None]] = {}
+        self.fits: dict[int, int] = {}
+        self.claims: Any = None
+        self.usable: bool | None = None
+        """``transferable`` of the claims ``claims`` describes (their content decides it)."""
+
+    def same_claims(self, key: Any) -> None:
+        """The next calls ask for claims described by ``key``; a new key forgets ``fits``."""
+        if key != self.claims:
+            self.claims = key
+            self.fits = {}
+            self.usable = None
+
+    def touch(self, pools: Iterable[tuple[str, str]]) -> None:
+        """Devices of ``pools`` were taken (or released) since the last call."""
+        for p in pools:
+            self.stamps[p] = self.stamps.get(p, 0) + 1
+
+
 class Failures:
     """The searches of one ``allocate`` call, per node class: failures (reasons and steps) and
     fits (steps), so that each class is searched once (see the module doc).
@@ -250,46 +317,75 @@ class Failures:
     ``held`` is what is in use for the call: the model's allocated state, or that plus the
     devices of earlier pods and of allocated input claims. A node whose pools hold none of the
     devices whose state differs keeps its class; the others get a class of their own view, keyed
-    with ``held`` (the same key means the same view, so numbers are shared with the model's).
+    from their class under the model's state and what differs in their pools (``_held_class``),
+    remembered in ``memo`` across calls while their pools stay untouched.
     """
 
-    __slots__ = ("model", "claims", "by_class", "usable", "held", "dirty", "own")
+    __slots__ = ("model", "claims", "by_class", "usable", "held", "changed", "dirty", "own", "memo")
 
-    def __init__(self, model: Model, claims: list[Claim], held: AllocatedState | None = None) -> None:
+    def __init__(self, model: Model, claims: list[Claim], held: AllocatedState | None = None,
+                 memo: ClassMemo | None = None) -> None:
         self.model = model
         self.claims = claims
         self.by_class: dict[int, tuple[list[Reason] | None, int]] = {}
         self.usable: bool | None = None
         """``transferable``, decided at the first recorded search."""
         self.held = held if held is not None else model.allocated
-        self.dirty = changed_pools(model, self.held)
+        changed = self.changed = changed_pools(model, self.held)
+        index = nodes_of_pools(model) if changed else {}
+        self.dirty = {n for p in changed for n in index.get(p, ())}
+        """The nodes whose pools hold a device whose state differs from the model's."""
         self.own: dict[str, int | None] = {}
+        self.memo = memo
 
-    def _class(self, name: str) -> int | None:
-        if not self.dirty:
+    def class_of(self, name: str) -> int | None:
+        """Node ``name``'s class under ``held`` (None: none, always searched)."""
+        if name not in self.dirty:
             return class_of(self.model, name)
         if name in self.own:
             return self.own[name]
         node = self.model.node(name)
-        if any((p.driver, p.name) in self.dirty for p in pools_for(self.model, node)):
-            got = self.own[name] = _number(self.model, _node_key(self.model, node, self.held))
-            return got
-        return class_of(self.model, name)
+        memo = self.memo
+        stamp = tuple(memo.stamps.get((p.driver, p.name), 0) for p in pools_for(self.model, node)) if memo else ()
+        hit = memo.keys.get(name) if memo else None
+        if hit is not None and hit[0] == stamp:
+            got = hit[1]
+        else:
+            got = _held_class(self.model, node, self.held, self.changed)
+            if memo is not None:
+                memo.keys[name] = (stamp, got)
+        self.own[name] = got
+        return got
 
     def lookup(self, name: str) -> tuple[list[Reason] | None, int] | None:
-        """(reasons, steps) of the search of node ``name``'s class in this call, if any; the
-        reasons are ``FITS`` when that search found an allocation."""
-        if not self.by_class:
+        """(reasons, steps) of the search of node ``name``'s class in this call (or, for a fit,
+        an earlier call of the same claims), if any; the reasons are ``FITS`` when that search
+        found an allocation."""
+        if not self.by_class and not (self.memo and self.memo.fits):
             return None
-        cls = self._class(name)
-        return None if cls is None else self.by_class.get(cls)
+        cls = self.class_of(name)
+        return None if cls is None else self.known(cls)
+
+    def known(self, cls: int) -> tuple[list[Reason] | None, int] | None:
+        got = self.by_class.get(cls)
+        if got is None and self.memo is not None and cls in self.memo.fits:
+            return FITS, self.memo.fits[cls]
+        return got
 
     def record(self, name: str, why: list[Reason] | None, steps: int) -> None:
         """Node ``name`` failed with ``why`` (``FITS``: found an allocation) after ``steps`` steps."""
         if self.usable is None:
-            self.usable = transferable(self.model, self.claims)
+            memo = self.memo
+            if memo is not None and memo.usable is not None:
+                self.usable = memo.usable
+            else:
+                self.usable = transferable(self.model, self.claims)
+                if memo is not None:
+                    memo.usable = self.usable
         if not self.usable or (why is not None and any(r.pool or r.detail for r in why)):
             return
-        cls = self._class(name)
+        cls = self.class_of(name)
         if cls is not None:
             self.by_class[cls] = (why, steps)
+            if why is FITS and self.memo is not None:
+                self.memo.fits[cls] = steps

@@ -16,7 +16,7 @@ from typing import Any
 from webhook.allocator.candidate import DeviceResult, status_result
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, _leaf, claim_label, parse_claim
-from webhook.allocator.classes import FITS, Failures, node_names
+from webhook.allocator.classes import FITS, ClassMemo, Failures, node_names
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, _d, _l, _s
 from webhook.allocator.nodesel import parse_node_selector
@@ -137,9 +137,9 @@ def _allocated_claim_fits(raw: dict[str, Any], node: NodeInfo) -> bool:
 
 
 def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None = None,
-             nodes: Sequence[str] | None = None, held: AllocatedState | None = None, mode: str = JOINT,
-             max_steps: int = 100_000, deadline: float | None = None,
-             clock: Callable[[], float] = time.monotonic) -> Outcome:
+             nodes: Sequence[str] | None = None, held: AllocatedState | None = None,
+             memo: ClassMemo | None = None, mode: str = JOINT, max_steps: int = 100_000,
+             deadline: float | None = None, clock: Callable[[], float] = time.monotonic) -> Outcome:
     """Allocate ``raw_claims`` (defaulted ResourceClaims) on ``node``, or on one of ``nodes`` (the
     candidates, in order; default: every node in name order).
 
@@ -150,7 +150,9 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
     node fit, the answer stays feasible and ``unchecked`` says how many nodes were not looked at.
     Claims that already carry ``status.allocation`` are not re-allocated: they restrict the node
     (their ``nodeSelector``) and hold their devices. ``held`` replaces the model's allocated state
-    (devices that earlier pods took). Never raises on odd input: problems become the outcome.
+    (devices that earlier pods took) and then holds those of the allocated claims already;
+    ``memo`` keeps node classes under it from one call to the next (``classes.ClassMemo``).
+    Never raises on odd input: problems become the outcome.
     """
     out = Outcome()
     pending: list[dict[str, Any]] = []
@@ -165,7 +167,7 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
         return out
     out.claims = claims
     out.labels = [c.label for c in claims]
-    in_use = _held(model, held if held is not None else model.allocated, fixed)
+    in_use = held if held is not None else _held(model, model.allocated, fixed)
     names: Sequence[str] = [node] if node is not None else nodes if nodes is not None else node_names(model)
     if not names:
         out.summary = Reason(Code.NO_NODES)
@@ -173,15 +175,46 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
         return out
     run = _Run(model, claims, fixed, in_use, mode, max_steps, deadline, clock)
     # Nodes of one class (``classes.py``) search alike: the first one's outcome stands for the rest.
-    run.classes = Failures(model, claims, in_use) if NODE_CLASSES and len(names) > 1 else None
-    for i, name in enumerate(names):
-        if _try_node(out, run, name):
+    run.classes = Failures(model, claims, in_use, memo) if NODE_CLASSES and len(names) > 1 else None
+    i = 0
+    while i < len(names):
+        k = _known_run(out, run, names, i)
+        if k:
+            i += k
+            continue
+        if _try_node(out, run, names[i]):
             if out.feasible:
                 out.unchecked = len(names) - i - 1
             return out
+        i += 1
     if not out.feasible:
         _conclude(out)
     return out
+
+
+def _known_run(out: Outcome, run: _Run, names: Sequence[str], i: int) -> int:
+    """How many nodes from ``names[i]`` on are of one class already searched in this call (they
+    are taken together, as ``_try_node`` takes each: same reasons, same steps, as far as the
+    budget allows); 0 when ``names[i]`` must be tried on its own."""
+    classes = run.classes
+    if classes is None or run.fixed or not (classes.by_class or (classes.memo and classes.memo.fits)):
+        return 0
+    cls = classes.class_of(names[i])
+    seen = classes.known(cls) if cls is not None else None
+    if seen is None or (seen[0] is FITS and not out.feasible):  # the answer's node is searched: its devices
+        return 0
+    end = i + 1
+    while end < len(names) and classes.class_of(names[end]) == cls:
+        end += 1
+    why, steps = seen
+    k = end - i if steps <= 0 else min(end - i, (run.max_steps - out.steps) // steps)
+    if k <= 0:
+        return 0
+    out.nodes_tried += k
+    out.steps += k * steps
+    if why is not FITS and not out.feasible:
+        out.add_nodes(why, list(names[i:i + k]))
+    return k
 
 
 class _Run:
@@ -236,6 +269,8 @@ def _try_node(out: Outcome, run: _Run, name: str) -> bool:
             out.entries.append(Reason(Code.CLAIM_NOT_ON_NODE, node=name, claim=bad))
         return False
     seen = run.classes.lookup(name) if run.classes is not None else None
+    if seen is not None and seen[0] is FITS and not out.feasible:
+        seen = None  # the node that gives the answer is searched: its devices are the answer
     if seen is not None and out.steps + seen[1] <= run.max_steps:
         out.steps += seen[1]
         if seen[0] is not FITS and not out.feasible:

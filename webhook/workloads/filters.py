@@ -81,6 +81,11 @@ class PodFilter:
     tolerations: tuple[Toleration, ...]
     requests: Mapping[str, int]
 
+    def signature(self) -> tuple[Any, ...]:
+        """Everything the filters read of the pod, hashable: equal for pods filtered alike."""
+        return (self.node_name, self.node_selector, self.affinity.terms if self.affinity is not None else None,
+                self.tolerations, tuple(sorted(self.requests.items())))
+
     @classmethod
     def of(cls, pod: Any) -> PodFilter:
         spec = _d(_d(pod).get("spec"))

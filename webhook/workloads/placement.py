@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.allocator.candidate import allocation_of
+from webhook.allocator.classes import ClassMemo
 from webhook.allocator.engine import CUT_SHORT, ERROR, JOINT, Outcome, allocate, fold_results
 from webhook.allocator.model import AllocatedState, Model
 from webhook.allocator.reasons import Code, Reason, note, tally
@@ -78,43 +79,95 @@ class Placement:
 
 
 class NodeUse:
-    """The Node objects, in name order, and what the pods on each request."""
+    """The Node objects, in name order, and what the pods on each request.
 
-    def __init__(self, nodes: Sequence[Any], pods: Sequence[Any]) -> None:
-        raws = sorted((n for n in nodes if isinstance(n, dict)), key=lambda n: str(_d(n.get("metadata")).get("name")))
-        self.facts: dict[str, NodeFacts] = {}
-        for raw in raws:
-            f = NodeFacts(raw)
-            if f.name:
-                self.facts.setdefault(f.name, f)
-        self.used: dict[str, Amounts] = {}
-        self.count: dict[str, int] = {}
+    The facts of a snapshot's nodes and the use of its bound pods are read once per snapshot
+    (the live state keeps a kind's tuple while the kind does not change): ``_BASE`` holds the
+    latest; each placement copies only the use of the nodes its pods go to.
+    """
+
+    def __init__(self, nodes: tuple[Any, ...], pods: tuple[Any, ...]) -> None:
+        facts, used, count = _base(nodes, pods)
+        self.facts: dict[str, NodeFacts] = facts
+        self.used: dict[str, Amounts] = used
+        self.count: dict[str, int] = count
         self.stamp: dict[str, int] = {}
         """Per node, how often its use changed (the fit cache's key)."""
-        for pod in pods:
-            if not isinstance(pod, dict):
-                continue
-            spec = _d(pod.get("spec"))
-            name = spec.get("nodeName")
-            if isinstance(name, str) and name in self.facts and _d(pod.get("status")).get("phase") not in TERMINAL:
-                self.add(name, pod_requests(pod))
+        self._own: set[str] = set()
 
     def add(self, node: str, requests: Amounts) -> None:
-        used = self.used.setdefault(node, {})
+        if node not in self._own:  # copy on first write: the base is shared by every request
+            if not self._own:
+                self.used, self.count = dict(self.used), dict(self.count)
+            self._own.add(node)
+            self.used[node] = dict(self.used.get(node, {}))
+        used = self.used[node]
         for k, v in requests.items():
             used[k] = used.get(k, 0) + v
         self.count[node] = self.count.get(node, 0) + 1
         self.stamp[node] = self.stamp.get(node, 0) + 1
 
 
+_Base = tuple[dict[str, NodeFacts], dict[str, Amounts], dict[str, int]]
+_BASE: list[tuple[tuple[Any, ...], tuple[Any, ...], _Base] | None] = [None]
+"""(the Node tuple, the Pod tuple, what ``_base`` made of them) of the latest snapshot read;
+replaced as one value, so serving threads never see a mix."""
+
+
+def _base(nodes: tuple[Any, ...], pods: tuple[Any, ...]) -> _Base:
+    entry = _BASE[0]
+    if entry is not None and entry[0] is nodes and entry[1] is pods:
+        return entry[2]
+    facts: dict[str, NodeFacts] = {}
+    if entry is not None and entry[0] is nodes:
+        facts = entry[2][0]
+    else:
+        named = sorted((n for n in nodes if isinstance(n, dict)), key=lambda n: str(_d(n.get("metadata")).get("name")))
+        for raw in named:
+            f = NodeFacts(raw)
+            if f.name:
+                facts.setdefault(f.name, f)
+    used: dict[str, Amounts] = {}
+    count: dict[str, int] = {}
+    for pod in pods:
+        spec = _d(pod.get("spec")) if isinstance(pod, dict) else {}
+        name = spec.get("nodeName")
+        if isinstance(name, str) and name in facts and _d(pod.get("status")).get("phase") not in TERMINAL:
+            into = used.setdefault(name, {})
+            for k, v in pod_requests(pod).items():
+                into[k] = into.get(k, 0) + v
+            count[name] = count.get(name, 0) + 1
+    got = (facts, used, count)
+    _BASE[0] = (nodes, pods, got)
+    return got
+
+
+FILTERS_MAX = 64
+_FILTERS: dict[Any, tuple[Any, Any, dict[str, Reason | None], dict[str, tuple[int, Reason | None]]]] = {}
+"""Pod shape -> (the node facts and use it was filtered against, static reasons, fit at that use)."""
+
+
 class _Filtered:
     """The node filters' answers for one pod template, kept across its replicas: the static
-    ones once, the resource fit per node until that node's use changes."""
+    ones once, the resource fit per node until that node's use changes. Both are computed once
+    per snapshot and pod shape (``_FILTERS``): the same pod asked about again, or another
+    replica of the same template in another request, costs a copy."""
 
     def __init__(self, pf: PodFilter, nodes: NodeUse, prebound: bool) -> None:
         self.pf = pf
-        self.static = {n: static_reason(pf, f, prebound=prebound) for n, f in nodes.facts.items()}
-        self.fit: dict[str, tuple[int, Reason | None]] = {}
+        key = (pf.signature(), prebound)
+        hit = _FILTERS.get(key)
+        if hit is None or hit[0] is not nodes.facts or hit[1] is not nodes.used:
+            static = {n: static_reason(pf, f, prebound=prebound) for n, f in nodes.facts.items()}
+            fit = {n: (0, fit_reason(pf, nodes.facts[n], nodes.used.get(n, {}), nodes.count.get(n, 0)))
+                   for n, why in static.items() if why is None}
+            hit = (nodes.facts, nodes.used, static, fit)
+            if len(_FILTERS) >= FILTERS_MAX:
+                _FILTERS.clear()
+            _FILTERS[key] = hit
+        self.static: dict[str, Reason | None] = hit[2]
+        self.fit: dict[str, tuple[int, Reason | None]] = dict(hit[3])
+
 
     def split(self, nodes: NodeUse) -> tuple[list[str], dict[Reason, list[str]]]:
         """(candidate nodes in order, the nodes each filter reason rejected)."""
@@ -147,6 +200,11 @@ class _Run:
         self.deadline = deadline
         self.nodes = NodeUse(lookup.snapshot.of("Node"), lookup.snapshot.of("Pod"))
         self.held: AllocatedState = model.allocated
+        """Every device in use: the state's, then those of allocated input claims and placed pods."""
+        self.memo = ClassMemo()
+        """Node classes under ``held``, kept from pod to pod (``allocator.classes``)."""
+        self.folded: set[str] = set()
+        """Allocated claims from the input files whose devices ``held`` holds already."""
         self.allocated: dict[str, dict[str, Any]] = {}
         """Shared claims allocated by an earlier pod of this call, as they are stored then."""
         self.consumers: dict[str, int] = {}
@@ -216,6 +274,12 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: _Filtered) -> PodPlacem
         out.summary = why[0]
         out.reasons = why
         return PodPlacement(label, None, [u.key for u in uses], out)
+    _hold_allocated(run, uses, raws)
+    # Replicas of one template ask for claims of the same content (names aside, which no search
+    # reads) until a shared claim gets allocated: what fit for one fits for the next.
+    run.memo.same_claims((id(filtered), tuple((u.entry, u.shared, u.key if u.shared else "",
+                                               bool(_d(_d(r.get("status")).get("allocation"))))
+                                              for u, r in zip(uses, raws, strict=True))))
     candidates, rejected = filtered.split(run.nodes)
     out = _allocate(run, raws, candidates)
     if not out.feasible:
@@ -243,6 +307,22 @@ def _prebound_notes(run: _Run, node: str, uses: list[ClaimUse], raws: list[dict[
             if not _d(_d(raw.get("status")).get("allocation"))]
 
 
+def _hold_allocated(run: _Run, uses: list[ClaimUse], raws: list[dict[str, Any]]) -> None:
+    """Allocated claims the state does not hold (from the input files): their devices are in
+    use from now on, once each (``allocate`` takes ``held`` as holding every allocated claim)."""
+    for u, raw in zip(uses, raws, strict=True):
+        alloc = _d(_d(raw.get("status")).get("allocation"))
+        key = tuple(u.key.split("/", 1))
+        if not alloc or u.key in run.folded or u.key in run.allocated or key in run.model.allocated_claims:
+            continue
+        run.folded.add(u.key)
+        results = _l(_d(alloc.get("devices")).get("results"))
+        held = run.held.copy()
+        held.add_results(results, run.model.gates)
+        run.held = held
+        run.memo.touch((str(_d(r).get("driver")), str(_d(r).get("pool"))) for r in results)
+
+
 def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str]) -> Outcome:
     if not candidates:
         return Outcome()
@@ -250,8 +330,8 @@ def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str]) -> O
         out = Outcome()
         out.feasible, out.node, out.kind = True, candidates[0], "ok"
         return out
-    return allocate(raws, run.model, nodes=candidates, held=run.held, mode=JOINT, max_steps=run.max_steps,
-                    deadline=run.deadline)
+    return allocate(raws, run.model, nodes=candidates, held=run.held, memo=run.memo, mode=JOINT,
+                    max_steps=run.max_steps, deadline=run.deadline)
 
 
 def _add_rejected(out: Outcome, rejected: dict[Reason, list[str]], total: int, candidates: int) -> None:
@@ -277,6 +357,7 @@ def _commit(run: _Run, out: Outcome, uses: list[ClaimUse], pf: PodFilter) -> Non
         for got in out.results:
             fold_results(held, got, run.model.gates)
         run.held = held
+        run.memo.touch({(r.device.driver, r.device.pool) for got in out.results for r in got})
     pending = iter(out.results)
     for u in uses:
         if u.shared:
