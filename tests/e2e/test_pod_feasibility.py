@@ -87,7 +87,7 @@ def test_a_real_deployment_write_never_reaches_the_workloads_webhook(sandbox: Sa
 @pytest.mark.parametrize(("template", "want"), [
     pytest.param("pods-e2e-one", [], id="fits"),
     pytest.param("pods-e2e-missing", [
-        "feasibility: pod default/pods-e2e-pod cannot be placed now: template default/pods-e2e-missing not found"],
+        "feasibility: the pod cannot be placed now: template default/pods-e2e-missing not found"],
         id="missing-template-named"),
 ])
 def test_a_pod_dry_run_says_whether_it_can_be_placed(sandbox: Sandbox, devices: Any, template: str,

@@ -35,10 +35,10 @@ def warnings(obj: dict[str, Any], operation: str = "CREATE", dry_run: bool = Tru
     pytest.param(deployment("web", 0, claims=ONE_GPU), [], id="no-replicas"),
     pytest.param(pod("p", claims=ONE_GPU), [], id="pod-fits"),
     pytest.param(pod("p", claims={"gpu": ("template", "nope")}), [
-        "feasibility: pod default/p cannot be placed now: template default/nope not found"],
+        "feasibility: the pod cannot be placed now: template default/nope not found"],
         id="pod-missing-template-named"),
     pytest.param(pod("p", claims={"gpu": ("claim", "nope")}), [
-        "feasibility: pod default/p cannot be placed now: claim default/nope not found"],
+        "feasibility: the pod cannot be placed now: claim default/nope not found"],
         id="pod-missing-claim-named"),
     pytest.param(pod("p", cpu="99"), [], id="pod-without-claims-or-group-is-not-checked"),
     pytest.param({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},

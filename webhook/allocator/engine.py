@@ -183,8 +183,8 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
             i += k
             continue
         if _try_node(out, run, names[i]):
-            if out.feasible:
-                out.unchecked = len(names) - i - 1
+            if out.feasible:  # the budget ended on node i: it and the rest were not searched
+                out.unchecked = len(names) - i
             return out
         i += 1
     if not out.feasible:

@@ -310,6 +310,7 @@ def simulation_text(sim: Simulation) -> str:
     how = f", {sim.mode} over {sim.claims} claims" if sim.claims > 1 else ""
     if outcome.feasible:
         lines = [f"feasible: yes, on node {outcome.node} ({outcome.steps} steps{how})"]
+        lines += [f"  note: {reason_text(r)}" for r in outcome.reasons]
         for alloc in outcome.allocations():
             lines.append(f"claim {alloc['claim']}:")
             for r in alloc["results"]:

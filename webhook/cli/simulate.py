@@ -1,4 +1,5 @@
-"""``dra-webhook simulate``: allocate claims (or a PodGroup's claims) against a cluster state.
+"""``dra-webhook simulate``: allocate claims (or a PodGroup's claims), or place the pods of Pods
+and workloads (``webhook.workloads``), against a cluster state.
 
 ``simulate_objects`` decides and returns a ``Simulation`` (or raises ``BadInput``); ``render``
 turns it into the JSON DESIGN.md specifies or a readable per-node explanation.
@@ -38,15 +39,20 @@ TIMEOUT_SECONDS = 60.0
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    m = sub.add_parser("simulate", help="allocate claims against a cluster state",
+    m = sub.add_parser("simulate", help="allocate claims, or place pods and workloads, against a cluster state",
                        description="Allocate the ResourceClaims (or a PodGroup's claims) in FILE "
-                                   "together, in one simulated scheduling cycle. Exit 0 feasible, "
-                                   "1 infeasible, 2 bad input.")
+                                   "together, in one simulated scheduling cycle, filtering every node "
+                                   "as kube-scheduler does. A Pod or a Deployment, ReplicaSet, "
+                                   "StatefulSet, Job or CronJob in FILE is placed pod by pod instead: "
+                                   "node filters, then its claims (named ones shared, templates per "
+                                   "replica; other FILEs hold the claims, templates and PodGroups it "
+                                   "names). Exit 0 feasible (every replica placed), 1 otherwise, 2 bad "
+                                   "input.")
     m.add_argument("--cluster-state", metavar="DIR",
                    help="cluster state directory (default: the shipped examples)")
     m.add_argument("-f", "--filename", dest="files", action="append", required=True,
-                   help="claims, claim templates or a PodGroup (repeatable)")
-    m.add_argument("--node", help="only this node (default: feasible on any node)")
+                   help="claims, claim templates, a PodGroup, Pods or workloads (repeatable)")
+    m.add_argument("--node", help="only this node (default: any node)")
     m.add_argument("--feature-gates", metavar="SPEC", help=GATES_HELP)
     m.add_argument("--podgroup-mode", choices=[JOINT, PER_CLAIM], default=JOINT,
                    help="joint: one search over all claims (upper bound); per-pod: claim by claim "
@@ -158,6 +164,9 @@ def simulate_objects(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, g
         outcome = allocate(claims, model, node=node, mode=podgroup_mode, max_steps=STEPS_MAX,
                            deadline=time.monotonic() + TIMEOUT_SECONDS)
         outcome.reasons = [note(n) for n in notes] + outcome.reasons
+        if outcome.feasible and outcome.unchecked:
+            outcome.entries.append(note(f"{outcome.unchecked} later node(s) not searched for fatal errors: "
+                                        "the step budget or the deadline ran out"))
     return Simulation(outcome, podgroup_mode, len(claims), time.perf_counter() - started)
 
 

@@ -34,11 +34,12 @@ def why(p: PodPlacement) -> str:
     return p.outcome.message or "cannot allocate all claims"
 
 
-def summary_line(placement: Placement, workloads: Sequence[Workload]) -> str:
-    """The one-line answer (without the ``feasibility: `` prefix)."""
+def summary_line(placement: Placement, workloads: Sequence[Workload], named: bool = True) -> str:
+    """The one-line answer (without the ``feasibility: `` prefix); a single Pod is "the pod"
+    unless ``named`` (a warning is about the object it comes with)."""
     pods = placement.replicas
     if len(workloads) == 1 and workloads[0].kind == "Pod":
-        name = f"pod {workloads[0].namespace}/{workloads[0].name}"
+        name = f"pod {workloads[0].namespace}/{workloads[0].name}" if named else "the pod"
         if placement.feasible:
             return f"{name} can be placed on node {placement.pods[0].node}"
         return f"{name} cannot be placed now: " + (why(placement.failed) if placement.failed else _notes(placement))
@@ -89,7 +90,10 @@ def _pod_warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: Feature
                       deadline=deadline)
     if placement.feasible:
         return []
-    out = [_fit(PREFIX + summary_line(placement, [w]))]
+    head = PREFIX + summary_line(placement, [w], named=False)
+    if len(head) > WARNING_LENGTH_MAX and w.kind == "Pod" and placement.failed is not None:
+        head = PREFIX + why(placement.failed)  # "0/3 nodes are available: ..." says it alone
+    out = [_fit(head)]
     failed = placement.failed
     if failed is not None and failed.outcome.kind != CUT_SHORT:
         top = [r for r in failed.outcome.ranked(WARNINGS_MAX)
@@ -106,5 +110,9 @@ def _needs_check(pod: dict[str, Any]) -> bool:
 
 
 def _fit(line: str) -> str:
-    """The line, its end cut to fit (the head says how many fit, the tail why not)."""
-    return line if len(line) <= WARNING_LENGTH_MAX else line[:WARNING_LENGTH_MAX - 3] + "..."
+    """The line, its end cut to fit (the head says how many fit, the tail why not): at the last
+    ", " that leaves room (the scheduler's tally lists its parts so), else anywhere."""
+    if len(line) <= WARNING_LENGTH_MAX:
+        return line
+    cut = line.rfind(", ", 0, WARNING_LENGTH_MAX - 5)
+    return (line[:cut] + ", ...") if cut > len(PREFIX) else line[:WARNING_LENGTH_MAX - 3] + "..."
