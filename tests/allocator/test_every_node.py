@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.allocator.builders import DRV, claim, dev, device_class, node, req, rslice
-from webhook.allocator import Code, allocate, engine, model_for
+from tests.allocator.builders import DRV, claim, dev, device_class, node, req, rslice, searched_nodes
+from webhook.allocator import Code, allocate, model_for
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
 
@@ -39,13 +39,7 @@ def test_a_fatal_error_on_any_node_fails_the_attempt(broken: int) -> None:
 
 
 def test_every_node_is_checked_but_each_class_searched_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[str] = []
-    real = engine._on_node
-
-    def counting(model: Any, node_: Any, *a: Any) -> Any:
-        calls.append(node_.name)
-        return real(model, node_, *a)
-    monkeypatch.setattr(engine, "_on_node", counting)
+    calls = searched_nodes(monkeypatch)
     out = run(cluster(10))
     assert out.feasible and out.node == "n00" and out.nodes_tried == 10
     assert calls == ["n00"]  # the other nine are of its class: they fit too, with no error
