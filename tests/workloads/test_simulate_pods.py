@@ -141,3 +141,32 @@ def test_a_pod_naming_a_node_that_does_not_exist(tmp_path: Path, capsys: pytest.
     doc = json.loads(out)
     assert (code, doc["feasible"], doc["pods"]) == (1, False, [{"pod": "default/pinned", "node": None, "claims": []}])
     assert doc["reasons"][0] == "pod default/pinned: node nowhere (spec.nodeName) is not in the cluster state"
+
+
+def suite(tmp_path: Path, fits: int, resource: str = "Deployment/default/trainer") -> str:
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    doc = {"apiVersion": "dra-webhook.io/v1alpha1", "kind": "TestSuite", "name": "pods",
+           "clusterState": str(examples / "cluster"),
+           "resources": [str(examples / "pods" / "gpu-deployment.yaml"), str(examples / "pods" / "gpu-pod.yaml")],
+           "expect": [{"resource": resource, "fits": fits}]}
+    (tmp_path / "pods.dra-test.yaml").write_text(yaml.safe_dump(doc))
+    return str(tmp_path)
+
+
+def test_a_test_suite_can_expect_how_many_replicas_fit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["test", suite(tmp_path, 1)]) == 0
+    capsys.readouterr()
+    assert main(["test", suite(tmp_path, 3), "-o", "json"]) == 1
+    out = capsys.readouterr().out
+    assert "expected 3 replica(s) placed, got 1 of 3: 0/2 nodes are available: 2 cannot allocate all claims" in out
+
+
+def test_fits_of_a_claim_is_a_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["test", suite(tmp_path, 1, resource="Pod/default/gpu-pod")]) == 0
+    capsys.readouterr()
+    doc = yaml.safe_load((Path(suite(tmp_path, 1)) / "pods.dra-test.yaml").read_text())
+    doc["resources"].append(str(Path(__file__).resolve().parents[2] / "examples" / "feasibility" / "one-6gi.yaml"))
+    doc["expect"] = [{"resource": "ResourceClaim/default/one-6gi", "fits": 1}]
+    (tmp_path / "pods.dra-test.yaml").write_text(yaml.safe_dump(doc))
+    assert main(["test", str(tmp_path), "-o", "json"]) == 1
+    assert "fits applies to Pods and workloads only" in capsys.readouterr().out
