@@ -137,6 +137,23 @@ def test_gangs_bind_only_at_min_count(min_count: int | None, replicas: int, plac
     if placed == 0:
         assert [full(n) for n in p.notes] == [
             "PodGroup default/pg needs 4 pods (gang minCount), only 3 fit: none of its pods is bound"]
+        assert p.allocations == [] and not p.feasible
+
+
+def test_a_gang_with_fewer_pods_than_min_count_is_judged_pod_by_pod() -> None:
+    """One pod of a gang of 4 (reviewed as it is created): the scheduler waits for the others;
+    whether this one can be placed is the answer."""
+    p = run(GPUS, pod("w-0", claims=ONE_GPU, schedulingGroup={"podGroupName": "pg"}), gates=GW, extra=[pg(4)])
+    assert (p.placed, p.notes) == (1, [])
+
+
+def test_bound_members_count_towards_min_count() -> None:
+    bound = [pod(f"old-{i}", nodeName="n2", schedulingGroup={"podGroupName": "pg"}) for i in range(2)]
+    d = deployment("w", 2, claims=ONE_GPU, schedulingGroup={"podGroupName": "pg"})
+    assert run(GPUS + bound, d, gates=GW, extra=[pg(4)]).placed == 2
+    assert run(GPUS + bound[:1], d, gates=GW, extra=[pg(4)]).placed == 2  # 3 exist: it waits for the 4th
+    four = deployment("w", 4, claims=ONE_GPU, schedulingGroup={"podGroupName": "pg"})
+    assert run(GPUS + bound[:1], four, gates=GW, extra=[pg(5)]).placed == 0  # 3 fit + 1 bound < 5
 
 
 def test_a_podgroup_claim_is_shared_by_its_pods() -> None:

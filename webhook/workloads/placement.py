@@ -168,7 +168,6 @@ class _Filtered:
         self.static: dict[str, Reason | None] = hit[2]
         self.fit: dict[str, tuple[int, Reason | None]] = dict(hit[3])
 
-
     def split(self, nodes: NodeUse) -> tuple[list[str], dict[Reason, list[str]]]:
         """(candidate nodes in order, the nodes each filter reason rejected)."""
         ok: list[str] = []
@@ -211,6 +210,8 @@ class _Run:
         """Pods of this call that use each shared claim."""
         self.groups: dict[str, list[PodPlacement]] = {}
         """Pods placed per gang PodGroup (``namespace/name``)."""
+        self.members: dict[str, int] = {}
+        """Pods the answer is about per PodGroup (every replica, placed or not)."""
 
 
 def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: FeatureGates, *,
@@ -234,6 +235,9 @@ def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: Fe
             if filtered is None:
                 pf = PodFilter.of(pod)
                 filtered = _Filtered(pf, run.nodes, bool(pf.node_name))
+                gkey = _group_key(pod)
+                if gkey:
+                    run.members[gkey] = run.members.get(gkey, 0) + w.replicas
             got = _place_one(run, pod, filtered)
             out.pods.append(got)
             out.steps += got.outcome.steps
@@ -245,17 +249,24 @@ def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: Fe
     return _gangs(run, out)
 
 
+def _group_key(pod: dict[str, Any]) -> str:
+    """``namespace/name`` of the pod's PodGroup (``spec.schedulingGroup``), or ""."""
+    name = _d(_d(pod.get("spec")).get("schedulingGroup")).get("podGroupName")
+    if not isinstance(name, str) or not name:
+        return ""
+    return f"{_d(pod.get('metadata')).get('namespace') or 'default'}/{name}"
+
+
 def _group_of(run: _Run, pod: dict[str, Any]) -> tuple[str, dict[str, Any] | None, list[str]]:
     """(``namespace/name`` of the pod's PodGroup or "", the PodGroup, notes)."""
-    sg = _d(_d(pod.get("spec")).get("schedulingGroup"))
-    name = sg.get("podGroupName")
-    if not isinstance(name, str) or not name:
+    gkey = _group_key(pod)
+    if not gkey:
         return "", None, []
-    ns = _d(pod.get("metadata")).get("namespace") or "default"
+    ns, name = gkey.split("/", 1)
     group = run.lookup.find("PodGroup", ns, name)
     if group is None:
-        return f"{ns}/{name}", None, [f"PodGroup {ns}/{name} not found: the scheduler keeps its pods waiting"]
-    return f"{ns}/{name}", group, []
+        return gkey, None, [f"PodGroup {gkey} not found: the scheduler keeps its pods waiting"]
+    return gkey, group, []
 
 
 def _place_one(run: _Run, pod: dict[str, Any], filtered: _Filtered) -> PodPlacement:
@@ -377,24 +388,33 @@ def _gang_min(group: dict[str, Any]) -> int:
 
 
 def _gangs(run: _Run, out: Placement) -> Placement:
-    """Unplace the pods of gangs that reached fewer than ``minCount`` pods (bound ones counted)."""
+    """Unplace the pods of gangs that reached fewer than ``minCount`` pods (bound ones counted).
+
+    Only a whole gang is judged: while fewer than ``minCount`` of its pods exist (the answer's,
+    and the pending and bound ones of the state: a pod reviewed on its own, say), the scheduler
+    waits for the others to appear and the answer is about these pods alone.
+    """
     for gkey, placed in run.groups.items():
         ns, name = gkey.split("/", 1)
         group = run.lookup.find("PodGroup", ns, name)
         need = _gang_min(group) if group is not None else 1
-        bound = sum(1 for p in run.lookup.snapshot.of("Pod") if _bound_member(p, ns, name))
-        if len(placed) + bound >= need:
+        members = [p for p in run.lookup.snapshot.of("Pod") if _member(p, ns, name)]
+        bound = sum(1 for p in members if _d(_d(p).get("spec")).get("nodeName"))
+        if len(placed) + bound >= need or run.members.get(gkey, 0) + len(members) < need:
             continue
         for p in placed:
             p.node = None
         out.placed -= len(placed)
+        unbound = {c for p in placed for c in p.claims}  # nor are their claims allocated
+        out.allocations = [a for a in out.allocations if a["claim"] not in unbound]
         out.notes.append(note(f"PodGroup {gkey} needs {need} pods (gang minCount), only "
                               f"{len(placed) + bound} fit: none of its pods is bound"))
     return out
 
 
-def _bound_member(pod: Any, ns: str, group: str) -> bool:
+def _member(pod: Any, ns: str, group: str) -> bool:
+    """Whether a pod of the state belongs to PodGroup ``ns/group`` (terminal pods do not)."""
     meta, spec = _d(_d(pod).get("metadata")), _d(_d(pod).get("spec"))
-    return ((meta.get("namespace") or "default") == ns and bool(spec.get("nodeName"))
+    return ((meta.get("namespace") or "default") == ns
             and _d(spec.get("schedulingGroup")).get("podGroupName") == group
             and _d(_d(pod).get("status")).get("phase") not in TERMINAL)
