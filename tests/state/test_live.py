@@ -277,3 +277,17 @@ def test_pods_are_listed_and_watched_without_terminal_ones_and_trimmed(fake, mak
     assert pending["spec"]["tolerations"] == [{"operator": "Exists"}]  # what the filters read of a pending pod
     fake.modify("Pod", pod_obj("running", node="node-1", phase="Succeeded"))
     wait_for(lambda: names(live, "Pod") == ["default/pending"], what="the finished pod to leave the state")
+
+
+def test_the_live_state_watches_exactly_the_state_kinds():
+    """One table per fact: every state kind is listed and watched, and nothing else is; kinds we
+    have rules for take their group, version and plural from the registry."""
+    from webhook.rules.registry import by_kind
+    from webhook.state.reflector import KIND_APIS
+
+    assert set(KIND_APIS) == set(KINDS)
+    for kind, api in KIND_APIS.items():
+        rules = by_kind(kind)
+        if rules is not None:
+            assert (api.api_version, api.path.rsplit("/", 1)[1], api.namespaced) == (
+                rules.api_version(), rules.plural, rules.namespaced), kind
