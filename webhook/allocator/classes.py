@@ -244,6 +244,11 @@ FITS = None
 """``Failures.lookup``'s ``why`` for a node whose class fits (its search found an allocation)."""
 
 
+HELD_KEYS_MAX = 50_000
+"""Class numbers a model keeps at most before ``_held_class`` stops adding any (a serving process
+keeps a model while the state does not change, and every placement may add a few)."""
+
+
 def _held_class(model: Model, node: NodeInfo, held: AllocatedState,
                 changed: frozenset[tuple[str, str]]) -> int | None:
     """The class of ``node`` under ``held``: its class under the model's allocated state plus the
@@ -252,8 +257,8 @@ def _held_class(model: Model, node: NodeInfo, held: AllocatedState,
     views agree get one number; it never equals a class of the model's state (tagged), which
     costs some sharing, never soundness. Much cheaper than keying every device again."""
     base = class_of(model, node.name)
-    if base is None:
-        return None
+    if base is None or len(model.class_data.get("numbers", ())) >= HELD_KEYS_MAX:
+        return None  # past the cap the node is searched: keys of placements must not grow a model without end
     alloc = model.allocated
     delta = []
     for i, p in enumerate(pools_for(model, node)):
