@@ -13,6 +13,8 @@ PodGroup of 16 claims (16 templates like the grouped claim: 32 partitions on the
 against a PodGroup of 1, on the largest cluster: joint mode, per-pod mode (claim by claim, as
 the scheduler allocates gangs) and the feasibility check of ``/validate`` (joint, then claim by
 claim unless the joint search kept claim order); the floor is the same call for one claim.
+Pods (issue 25): a Pod with a template claim against the claim alone, and a Deployment of 16
+replicas against one replica, on the largest cluster.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench import gen
-from bench.common import Row, fmt_time, interleaved, measure
+from bench.common import Row, Timing, fmt_time, interleaved, measure
 
 NAME = "B3"
 MAX_STEPS = 200_000
@@ -96,7 +98,40 @@ def run(quick: bool) -> list[Row]:
     rows += _pool_scaling(quick, {c: cases[c] for c in ("infeasible-no-match", "infeasible-search")}, cap,
                           iterations, seconds)
     rows += _podgroup_scaling(sizes[-1], cap, iterations, seconds)
+    rows += _pod_scaling(sizes[-1], cap, iterations, seconds)
     return rows
+
+
+POD_TARGET, REPLICAS, REPLICAS_TARGET = 2.0, 16, 4.0
+
+
+def _pod_scaling(nodes: int, cap: float, iterations: int, seconds: float) -> list[Row]:
+    """Issue 25: a Pod with a template claim costs little more than the claim alone (node filters,
+    claims made from the template, one placement); a Deployment of ``REPLICAS`` identical pods,
+    placed one at a time, costs at most ``REPLICAS_TARGET`` times ``REPLICAS`` one-replica
+    requests: each further replica pays one search of the node it goes to (longer as that node
+    fills, first fit), not a search of every node (node classes, filters and fits are shared
+    across replicas). Both through the feasibility check of ``/validate``."""
+    from webhook.allocator import model_for, warm
+    from webhook.gates import FeatureGates
+    from webhook.state.base import ClusterSnapshot
+    from webhook.workloads.report import feasibility_warnings
+    gates = FeatureGates.parse(gen.GATES)
+    snap = ClusterSnapshot.from_objects(gen.cluster(nodes) + [gen.claim_template("pair-tpl")],
+                                        source=f"bench-pods-{nodes}")
+    warm(snap, gates)
+    model_for(snap, gates)
+    objs = {"claim": gen.claim_template("pair-tpl"), "pod": gen.pod("trainer", "pair-tpl"),
+            "one": gen.deployment("train", 1, "pair-tpl"), "many": gen.deployment("train", REPLICAS, "pair-tpl")}
+    calls = {k: (lambda o=o: feasibility_warnings(o, snap, gates, deadline=time.monotonic() + 10 * cap,
+                                                  max_steps=MAX_STEPS)) for k, o in objs.items()}
+    assert all(not fn() for fn in calls.values()), "every replica fits"
+    t = interleaved(calls, iterations=2 * iterations, max_seconds=2 * seconds, rounds=10)
+    return [Row.timed(NAME, f"{nodes} nodes: pod with a template claim vs the claim alone (warm)", t["pod"],
+                      t["claim"], max_ratio=POD_TARGET, extra="floor: the template's claim, /validate"),
+            Row.timed(NAME, f"{nodes} nodes: deployment of {REPLICAS} replicas vs {REPLICAS} × 1 (warm)", t["many"],
+                      Timing([x * REPLICAS for x in t["one"].samples]), max_ratio=REPLICAS_TARGET,
+                      extra=f"floor: {REPLICAS} times the same deployment with one replica")]
 
 
 GANG, GANG_TARGET = 16, 20.0

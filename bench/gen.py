@@ -217,10 +217,32 @@ def podgroup(name: str = "gang", claims: int = 4, namespace: str = "default") ->
 
 # -- whole clusters ---------------------------------------------------------------------------
 
+NODE_ALLOCATABLE = {"cpu": "64", "memory": "512Gi", "ephemeral-storage": "1Ti", "pods": "110"}
+
+
 def node(name: str, i: int) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
-                                                  "topology.kubernetes.io/zone": f"zone-{i % 3}"}}}
+                                                  "topology.kubernetes.io/zone": f"zone-{i % 3}"}},
+            "status": {"capacity": NODE_ALLOCATABLE, "allocatable": NODE_ALLOCATABLE}}
+
+
+def pod_spec(template: str) -> dict[str, Any]:
+    """A pod using a claim from ``template`` and one CPU."""
+    return {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template}],
+            "containers": [{"name": "trainer", "image": "registry.example.com/train:1",
+                            "resources": {"requests": {"cpu": "1"}, "claims": [{"name": "gpu"}]}}]}
+
+
+def pod(name: str, template: str, namespace: str = "default") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+            "spec": pod_spec(template)}
+
+
+def deployment(name: str, replicas: int, template: str, namespace: str = "default") -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}}, "spec": pod_spec(template)}}}
 
 
 def node_name(i: int) -> str:

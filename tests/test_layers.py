@@ -27,10 +27,11 @@ PURE = ["webhook.fielderrors", "webhook.quantity", "webhook.gates", "webhook.pat
         "webhook.rules.scheduling.podgroup", "webhook.rules.scheduling.workload",
         "webhook.rules.scheduling.pod", "webhook.admission", "webhook.admission.pipeline", "webhook.allocator",
         "webhook.allocator.feasibility", "webhook.cel", "webhook.defaulting", "webhook.versions",
-        "webhook.versions.reporting"]
+        "webhook.versions.reporting", "webhook.workloads", "webhook.workloads.report",
+        "webhook.rules.workloads.deployment"]
 FORBIDDEN = ("flask", "kubernetes", "gunicorn", "werkzeug")
 
-LOWER = ("webhook.rules", "webhook.allocator", "webhook.cel", "webhook.state")
+LOWER = ("webhook.rules", "webhook.allocator", "webhook.cel", "webhook.state", "webhook.workloads")
 UPPER = ("webhook.admission", "webhook.server", "webhook.cli")
 RULE_HOOKS = {"apply_defaults", "mutate", "validate", "validate_update", "warnings", "state_warnings",
               "GROUP", "KIND", "VERSIONS", "NAMESPACED"}
@@ -210,7 +211,7 @@ def test_every_kind_module_is_registered() -> None:
                     if any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "RULES"
                                                              for t in n.targets)
                            for n in ast.parse(f.read_text()).body)]
-    assert len(kind_modules) == 7
+    assert len(kind_modules) == 12
     records = [importlib.import_module(m).RULES for m in kind_modules]
     assert all(isinstance(r, KindRules) for r in records)
     assert sorted(r.key for r in records) == sorted(KINDS)

@@ -81,3 +81,17 @@ def claim(name: str, *requests: dict[str, Any], constraints: list[dict[str, Any]
 def result(device: str, pool: str = "pool", driver: str = DRV, request: str = "req-0",
            **kw: Any) -> dict[str, Any]:
     return {"request": request, "driver": driver, "pool": pool, "device": device, **kw}
+
+
+def searched_nodes(monkeypatch: Any) -> list[str]:
+    """The names of the nodes ``engine`` searches from now on, in order (each search once)."""
+    from webhook.allocator import engine
+
+    calls: list[str] = []
+    real = engine._on_node
+
+    def counting(model: Any, node: Any, *a: Any) -> Any:
+        calls.append(node.name)
+        return real(model, node, *a)
+    monkeypatch.setattr(engine, "_on_node", counting)
+    return calls

@@ -13,6 +13,7 @@ from tests.allocator.builders import DRV, claim, counters, dev, device_class, no
 from tests.allocator.test_per_pod_reuse import _cases as per_pod_cases
 from tests.allocator.test_per_pod_reuse import _shown
 from webhook.allocator import PER_CLAIM, allocate, model_for
+from webhook.allocator.candidate import status_result
 from webhook.allocator.pooluse import PoolUse
 from webhook.allocator.search import Search
 from webhook.gates import FeatureGates
@@ -100,7 +101,7 @@ def test_folding_a_claims_results_equals_folding_their_status(monkeypatch: pytes
 
     def checked(allocated: Any, got: Any, gates: Any) -> None:
         via_status = allocated.copy()
-        via_status.add_results([engine._as_status(r) for r in got], gates)
+        via_status.add_results([status_result(r) for r in got], gates)
         fold(allocated, got, gates)
         seen["status" if any(r.share_id for r in got) else "direct"] += 1
         assert (allocated.dedicated, allocated.shared, allocated.aggregated) == (

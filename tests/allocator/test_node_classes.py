@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bench import gen
-from tests.allocator.builders import claim, dev, device_class, node, req, rslice
+from tests.allocator.builders import claim, dev, device_class, node, req, rslice, searched_nodes
 from webhook.allocator import JOINT, PER_CLAIM, Outcome, allocate, engine, model_for
 from webhook.allocator.claims import parse_claim
 from webhook.allocator.classes import SLICE_KEYED, class_of, identifying, node_names, transferable
@@ -174,13 +174,7 @@ def test_same_outcome_with_classes_on_and_off(monkeypatch: pytest.MonkeyPatch, c
                                             ("untransferable-selector", 8)],
                          ids=["search", "no-match", "untransferable-searches-every-node"])
 def test_each_class_is_searched_once(monkeypatch: pytest.MonkeyPatch, case: str, searched: int) -> None:
-    calls: list[str] = []
-    real = engine._on_node
-
-    def counting(model: Any, node: Any, *a: Any) -> Any:
-        calls.append(node.name)
-        return real(model, node, *a)
-    monkeypatch.setattr(engine, "_on_node", counting)
+    calls = searched_nodes(monkeypatch)
     snap = _snapshot(pool_cluster())
     out = allocate(list(CLAIMS[case]), model_for(snap, GATES), max_steps=200_000)
     assert not out.feasible and out.nodes_tried == 8

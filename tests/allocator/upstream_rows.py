@@ -63,6 +63,24 @@ ROWS: list[Row] = [
         rslice("half", [dev("x")], node_name="node-1", count=2),
         rslice("s2", [dev("y")], node_name="node-2", pool="p2")],
      [C(req(mode="All"))], {}, None),
+    # F18: kube-scheduler filters every node (below 100): a fatal error on a node after the one
+    # that fits still fails the attempt (issue 25: the three kinds its differential run saw).
+    ("cel-runtime-error-on-a-later-node-fails-the-attempt", NODES + [
+        rslice("s1", [dev("a", attrs={"model": "a"})], node_name="node-1"),
+        rslice("s2", [dev("no-model")], node_name="node-2", pool="p2")],
+     [C(req(selectors=sel(MODEL)))], {}, None),
+    ("all-over-incomplete-pool-on-a-later-node-fails-the-attempt", NODES + [
+        rslice("s1", [dev("x")], node_name="node-1"),
+        rslice("half", [dev("y")], node_name="node-2", pool="p2", count=2)],
+     [C(req(mode="All"))], {}, None),
+    ("all-with-unmatched-attribute-on-a-later-node-fails-the-attempt", NODES + [
+        rslice("s1", [dev("a", attrs={"numa": 0}), dev("b", attrs={"numa": 0})], node_name="node-1"),
+        rslice("s2", [dev("c", attrs={"numa": 0}), dev("d", attrs={"numa": 1})], node_name="node-2", pool="p2")],
+     [C(req(mode="All"), constraints=[{"matchAttribute": f"{DRV}/numa"}])], {}, None),
+    ("a-later-node-that-only-fails-leaves-the-answer", NODES + [
+        rslice("s1", [dev("a", attrs={"model": "a"})], node_name="node-1"),
+        rslice("s2", [dev("b", attrs={"model": "b"})], node_name="node-2", pool="p2")],
+     [C(req(selectors=sel(MODEL)))], {}, [["a"]]),
     # F4: distinctAttribute is enforced whatever DRAConsumableCapacity says...
     # (stored while the gate was on: CREATE strips distinctAttribute with it off)
     ("distinct-attribute-with-consumable-capacity-off", NODES + [rslice("s1", [

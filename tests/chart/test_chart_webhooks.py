@@ -6,6 +6,8 @@ import pytest
 import yaml
 
 from tests.chart.helpers import SERVICE, Rendered, render, rendered_ci
+from webhook.rules.registry import KINDS
+from webhook.workloads import WORKLOAD_KINDS
 
 DRA_RULES = {
     ("resource.k8s.io", "v1", "resourceslices", "Cluster"),
@@ -15,6 +17,13 @@ DRA_RULES = {
     ("scheduling.k8s.io", "v1beta1", "workloads", "Namespaced"),
 }
 POD_RULES = {("", "v1", "pods", "Namespaced")}
+#: The workload kinds of the registry: records that only add feasibility (never validate).
+WORKLOAD_RULES = {(r.group, r.versions[0], r.plural, "Namespaced") for r in KINDS.values() if r.kind in WORKLOAD_KINDS}
+POD_CONDITION = {"name": "uses-claims-or-scheduling-group", "expression":
+                 "has(object.spec.schedulingGroup) || (has(object.spec.resourceClaims) && "
+                 "size(object.spec.resourceClaims) > 0)"}
+GROUP_CONDITION = {"name": "uses-scheduling-group", "expression": "has(object.spec.schedulingGroup)"}
+DRY_RUN_CONDITION = {"name": "dry-run-only", "expression": "request.dryRun == true"}
 
 
 def _flat_rules(webhook: dict) -> tuple[set[tuple[str, str, str, str]], set[str]]:
@@ -45,6 +54,8 @@ def test_rules_name_exactly_our_resources_and_operations(ci: Rendered):
         triples, ops = _flat_rules(w)
         if "pods" in w["name"]:
             assert triples == POD_RULES and ops == {"CREATE"}, w["name"]
+        elif "workloads" in w["name"]:
+            assert triples == WORKLOAD_RULES and ops == {"CREATE"}, w["name"]
         else:
             assert triples == DRA_RULES and ops == {"CREATE", "UPDATE"}, w["name"]
         # No wildcard anywhere, never subresources, never DELETE/CONNECT.
@@ -161,26 +172,52 @@ def test_pods_rule_is_off_by_default(default: Rendered):
         assert ("", "v1", "pods", "Namespaced") not in _flat_rules(w)[0]
 
 
-def test_pods_rule_matches_only_pods_using_scheduling_group():
+def test_pods_rule_matches_only_pods_using_claims_or_a_scheduling_group():
+    """/validate warns about the feasibility of pods with claims or a group; /mutate only strips a
+    schedulingGroup the gate drops, so it sees only those."""
     r = render({"webhooks": {"pods": {"enabled": True}}})
     for cfg in r.webhook_configs():
         names = [w["name"] for w in cfg["webhooks"]]
         assert len(names) == 2
         (pod_hook,) = [w for w in cfg["webhooks"] if "pods" in w["name"]]
-        assert pod_hook["matchConditions"] == [
-            {"name": "uses-scheduling-group", "expression": "has(object.spec.schedulingGroup)"}]
+        want = GROUP_CONDITION if cfg["kind"] == "MutatingWebhookConfiguration" else POD_CONDITION
+        assert pod_hook["matchConditions"] == [want]
         assert pod_hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system", "dra-system"]
+
+
+def test_workloads_rule_is_off_by_default(default: Rendered):
+    assert not any("workloads" in w["name"] for _, w in _webhooks(default))
+
+
+def test_workloads_rule_is_validating_only_dry_run_only_and_never_blocks():
+    r = render({"webhooks": {"workloads": {"enabled": True}, "validating": {"failurePolicy": "Fail"}}})
+    assert [w["name"] for w in r.one("MutatingWebhookConfiguration")["webhooks"]] == ["mutate.dra-webhook.io"]
+    (hook,) = [w for w in r.one("ValidatingWebhookConfiguration")["webhooks"] if "workloads" in w["name"]]
+    assert hook["name"] == "validate-workloads.dra-webhook.io"
+    assert hook["matchConditions"] == [DRY_RUN_CONDITION]
+    assert hook["failurePolicy"] == "Ignore"
+    assert _flat_rules(hook) == (WORKLOAD_RULES, {"CREATE"})
+    assert hook["clientConfig"]["service"]["path"] == "/validate"
+
+
+def test_workload_rules_are_the_registrys_workload_kinds():
+    assert {r[2] for r in WORKLOAD_RULES} == {"deployments", "replicasets", "statefulsets", "jobs", "cronjobs"}
+    assert all(KINDS[(g, k)].feasibility and not KINDS[(g, k)].feasibility_on_update
+               for g, k in KINDS if k in WORKLOAD_KINDS)
 
 
 def test_match_conditions_and_object_selector_pass_through():
     cond = {"name": "only-gpu", "expression": "object.metadata.name != 'skip'"}
     sel = {"matchLabels": {"dra-webhook.io/enabled": "true"}}
-    r = render({"webhooks": {"matchConditions": [cond], "objectSelector": sel, "pods": {"enabled": True}}})
-    for _, w in _webhooks(r):
+    r = render({"webhooks": {"matchConditions": [cond], "objectSelector": sel, "pods": {"enabled": True},
+                             "workloads": {"enabled": True}}})
+    for kind, w in _webhooks(r):
         assert w["objectSelector"] == sel
         if "pods" in w["name"]:
-            assert w["matchConditions"] == [
-                {"name": "uses-scheduling-group", "expression": "has(object.spec.schedulingGroup)"}, cond]
+            own = GROUP_CONDITION if kind == "MutatingWebhookConfiguration" else POD_CONDITION
+            assert w["matchConditions"] == [own, cond]
+        elif "workloads" in w["name"]:
+            assert w["matchConditions"] == [DRY_RUN_CONDITION, cond]
         else:
             assert w["matchConditions"] == [cond]
 

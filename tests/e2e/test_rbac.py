@@ -16,11 +16,11 @@ pytestmark = pytest.mark.e2e
 
 READS = [(verb, res) for res in ("resourceslices.resource.k8s.io", "deviceclasses.resource.k8s.io",
                                  "resourceclaims.resource.k8s.io", "resourceclaimtemplates.resource.k8s.io",
-                                 "workloads.scheduling.k8s.io", "podgroups.scheduling.k8s.io", "nodes")
+                                 "workloads.scheduling.k8s.io", "podgroups.scheduling.k8s.io", "nodes", "pods")
          for verb in ("get", "list", "watch")]
 DENIED = [("create", "resourceslices.resource.k8s.io"), ("update", "resourceclaims.resource.k8s.io"),
           ("patch", "resourceclaims.resource.k8s.io/status"), ("delete", "podgroups.scheduling.k8s.io"),
-          ("list", "secrets"), ("get", "configmaps"), ("list", "pods"),
+          ("list", "secrets"), ("get", "configmaps"), ("create", "pods"), ("delete", "pods"),
           ("create", "tokenreviews.authentication.k8s.io"),
           ("update", "validatingwebhookconfigurations.admissionregistration.k8s.io"), ("*", "*")]
 

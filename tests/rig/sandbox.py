@@ -169,7 +169,7 @@ class Sandbox:
     def chart_values(self, extra: Mapping[str, Any]) -> dict[str, Any]:
         assert self.webhook is not None
         values: dict[str, Any] = {
-            "webhooks": {"url": self.webhook.url, "pods": {"enabled": True}},
+            "webhooks": {"url": self.webhook.url, "pods": {"enabled": True}, "workloads": {"enabled": True}},
             "certs": {"mode": "existingSecret",
                       "existingSecret": {"name": f"{RELEASE}-tls", "caBundle": self.webhook.ca_pem}},
             "featureGates": dict(self.gates),

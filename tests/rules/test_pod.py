@@ -90,22 +90,30 @@ def test_pod_update(old: dict[str, Any], new: dict[str, Any], want: set[tuple[st
     assert causes(pod.validate_update(new, old, ctx(old=old))) == want
 
 
+STRIPPED = ["GenericWorkload is off: removed spec.schedulingGroup"]
+
+
 @pytest.mark.parametrize(
-    ("obj", "gates", "want"),
+    ("obj", "gates", "old", "ops", "warnings"),
     [
-        pytest.param(mkpod({"podGroupName": "g"}), "", 1, id="gate-off-one-warning"),
-        pytest.param(mkpod({"podGroupName": "g"}), GW, 0, id="gate-on-none"),
-        pytest.param(mkpod(), "", 0, id="no-group-no-warning"),
+        pytest.param(mkpod({"podGroupName": "g"}), "", None, [{"op": "remove", "path": "/spec/schedulingGroup"}],
+                     STRIPPED, id="gate-off-create-strips"),
+        pytest.param(mkpod({"podGroupName": "g"}), GW, None, [], [], id="gate-on-keeps"),
+        pytest.param(mkpod(), "", None, [], [], id="no-group-nothing-to-strip"),
+        pytest.param(mkpod(None, schedulingGroup=None), "", None,
+                     [{"op": "remove", "path": "/spec/schedulingGroup"}], [], id="null-group-removed-silently"),
+        pytest.param(mkpod({"podGroupName": "g"}), "", mkpod({"podGroupName": "g"}), [], [],
+                     id="gate-off-update-keeps-what-is-stored"),
+        pytest.param(mkpod({"podGroupName": "g"}), "", mkpod(), [{"op": "remove", "path": "/spec/schedulingGroup"}],
+                     STRIPPED, id="gate-off-update-strips-a-new-group"),
     ],
 )
-def test_pod_warnings(obj: dict[str, Any], gates: str, want: int) -> None:
-    warns = pod.warnings(obj, ctx(gates))
-    assert len(warns) == want
-    assert all(
-        w == "GenericWorkload feature gate is off (1.37 default): the apiserver drops "
-        "Pod spec.schedulingGroup"
-        for w in warns
-    )
+def test_pod_mutate_strips_scheduling_group_with_the_gate_off(obj: dict[str, Any], gates: str,
+                                                               old: dict[str, Any] | None, ops: list[Any],
+                                                               warnings: list[str]) -> None:
+    m = pod.mutate(obj, ctx(gates, old))
+    assert (m.ops, m.warnings) == (ops, warnings)
+    assert pod.warnings(obj, ctx(gates)) == []
 
 
 def podgroup(*claims: dict[str, Any]) -> dict[str, Any]:

@@ -57,8 +57,12 @@ def test_seed_and_example_documents_are_admitted(doc: dict[str, Any], gates: str
     assert errs == []
     spec = doc.get("spec") or {}
     assert (SPELLING_WARNING in warns) is ("podGroupTemplateRef" in spec)
-    gate_warned = any(w.startswith("GenericWorkload feature gate is off") for w in warns)
+    # PodGroups and Workloads are not served with the gate off; a Pod's schedulingGroup is dropped.
+    gate_warned = any(w.startswith(("GenericWorkload feature gate is off", "GenericWorkload is off: removed"))
+                      for w in warns)
     assert gate_warned is ("GenericWorkload" not in gates)
+    if doc["kind"] == "Pod":
+        assert ("schedulingGroup" in new["spec"]) is ("GenericWorkload" in gates)
     assert all(len(w) <= 120 for w in warns)
 
 

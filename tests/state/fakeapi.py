@@ -38,6 +38,19 @@ def wait_for(pred: Callable[[], Any], timeout: float = 5.0, what: str = "conditi
         time.sleep(0.01)
 
 
+def selected(obj: dict[str, Any], selector: str) -> bool:
+    """A field selector of ``path=value`` / ``path!=value`` terms, ANDed (the ones the state sends)."""
+    for term in filter(None, selector.split(",")):
+        negate = "!=" in term
+        path, value = term.split("!=", 1) if negate else term.split("=", 1)
+        got: Any = obj
+        for step in path.split("."):
+            got = got.get(step, "") if isinstance(got, dict) else ""
+        if (got == value) == negate:
+            return False
+    return True
+
+
 def status_body(code: int, reason: str, message: str) -> dict[str, Any]:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
             "message": message, "reason": reason, "code": code}
@@ -205,6 +218,7 @@ class _Handler(BaseHTTPRequestHandler):
         with fake.cond:
             items = [fake.objects[kind][k] for k in sorted(fake.objects[kind])]
             rv = fake.rv
+        items = [o for o in items if selected(o, q.get("fieldSelector", ""))]
         # Items without kind/apiVersion, as the apiserver sends list items.
         items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in items]
         meta: dict[str, Any] = {"resourceVersion": str(rv)}
@@ -261,8 +275,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)  # abrupt: no terminating chunk
                 return
             for _, k, typ, obj in pending:
-                if k == kind and (typ != "BOOKMARK" or bookmarks):
-                    self._event(typ, obj)
+                if k != kind or (typ == "BOOKMARK" and not bookmarks):
+                    continue
+                if typ != "BOOKMARK" and not selected(obj, q.get("fieldSelector", "")):
+                    if typ != "MODIFIED":
+                        continue
+                    typ = "DELETED"  # as the apiserver: an object that stops matching leaves the watch
+                self._event(typ, obj)
             if time.monotonic() >= deadline:
                 self._chunk(b"")  # clean end at timeoutSeconds
                 return
@@ -283,3 +302,18 @@ def claim_obj(name: str, namespace: str = "default") -> dict[str, Any]:
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
             "metadata": {"name": name, "namespace": namespace},
             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}
+
+
+def pod_obj(name: str, namespace: str = "default", node: str | None = None, phase: str = "Pending",
+            cpu: str = "1") -> dict[str, Any]:
+    """A pod as the apiserver stores it, with the parts the state does not keep."""
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "image": "registry.example.com/app:1", "env": [{"name": "A", "value": "x" * 200}],
+                        "resources": {"requests": {"cpu": cpu}}, "volumeMounts": [{"name": "v", "mountPath": "/v"}]}],
+        "volumes": [{"name": "v", "emptyDir": {}}], "tolerations": [{"operator": "Exists"}]}
+    if node:
+        spec["nodeName"] = node
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}",
+                         "annotations": {"big": "y" * 500}, "managedFields": [{"manager": "kubectl"}]},
+            "spec": spec, "status": {"phase": phase, "conditions": [{"type": "Ready", "status": "False"}]}}

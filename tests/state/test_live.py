@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from tests.state.fakeapi import FakeApiServer, claim_obj, node_obj, slice_obj, wait_for
-from webhook.state.base import stale_note
+from tests.state.fakeapi import FakeApiServer, claim_obj, node_obj, pod_obj, slice_obj, wait_for
+from webhook.state.base import KINDS, stale_note
 from webhook.state.live import LiveState
 
 RESOURCE_KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "Node")
@@ -32,8 +32,7 @@ def test_initial_list_makes_state_ready_with_kind_and_api_version_filled_in(fake
     snap = live.snapshot()
     assert names(live, "ResourceSlice") == ["s-a", "s-b"]
     assert names(live, "ResourceClaim") == ["team-a/c1"]
-    assert snap.count() == {"ResourceSlice": 2, "DeviceClass": 0, "ResourceClaim": 1,
-                            "ResourceClaimTemplate": 0, "Workload": 0, "PodGroup": 0, "Node": 1}
+    assert snap.count() == {**{k: 0 for k in KINDS}, "ResourceSlice": 2, "ResourceClaim": 1, "Node": 1}
     s = snap.of("ResourceSlice")[0]
     assert (s["kind"], s["apiVersion"]) == ("ResourceSlice", "resource.k8s.io/v1")
     assert snap.of("Node")[0]["apiVersion"] == "v1"
@@ -283,7 +282,7 @@ def test_stop_ends_every_thread_promptly_with_watches_open(fake, make_live):
     live = make_live()
     assert live.wait_ready(5)
     wait_for(lambda: all(k["connected"] for k in live.describe()["kinds"].values()), what="watches open")
-    assert len([t for t in live.threads() if t.is_alive()]) == 7
+    assert len([t for t in live.threads() if t.is_alive()]) == len(KINDS)
     # The watches would stay open for minutes; returning True within the 3 s join timeout shows
     # stop() shut the streams down instead of waiting for them.
     assert live.stop(timeout=3)
@@ -309,3 +308,36 @@ def test_fake_server_restarts_on_the_same_port():
         assert srv.port == port
     finally:
         srv.stop()
+
+
+def test_pods_are_listed_and_watched_without_terminal_ones_and_trimmed(fake, make_live):
+    fake.add("Pod", pod_obj("running", node="node-1"))
+    fake.add("Pod", pod_obj("pending"))
+    fake.add("Pod", pod_obj("done", node="node-1", phase="Succeeded"))
+    live = make_live()
+    assert live.wait_ready(5)
+    assert names(live, "Pod") == ["default/pending", "default/running"]
+    lists = [q for mode, kind, q in fake.requests if kind == "Pod"]
+    assert lists and all(q.get("fieldSelector") == "status.phase!=Succeeded,status.phase!=Failed" for q in lists)
+    running = next(o for o in live.snapshot().of("Pod") if o["metadata"]["name"] == "running")
+    assert running["spec"] == {"nodeName": "node-1",
+                               "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}
+    assert "annotations" not in running["metadata"] and running["status"] == {"phase": "Pending"}
+    pending = next(o for o in live.snapshot().of("Pod") if o["metadata"]["name"] == "pending")
+    assert pending["spec"]["tolerations"] == [{"operator": "Exists"}]  # what the filters read of a pending pod
+    fake.modify("Pod", pod_obj("running", node="node-1", phase="Succeeded"))
+    wait_for(lambda: names(live, "Pod") == ["default/pending"], what="the finished pod to leave the state")
+
+
+def test_the_live_state_watches_exactly_the_state_kinds():
+    """One table per fact: every state kind is listed and watched, and nothing else is; kinds we
+    have rules for take their group, version and plural from the registry."""
+    from webhook.rules.registry import by_kind
+    from webhook.state.reflector import KIND_APIS
+
+    assert set(KIND_APIS) == set(KINDS)
+    for kind, api in KIND_APIS.items():
+        rules = by_kind(kind)
+        if rules is not None:
+            assert (api.api_version, api.path.rsplit("/", 1)[1], api.namespaced) == (
+                rules.api_version(), rules.plural, rules.namespaced), kind

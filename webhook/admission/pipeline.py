@@ -21,7 +21,6 @@ from webhook import driverschemas
 from webhook.admission.envelope import AdmissionRequest, parse_review
 from webhook.admission.response import build_response, sanitize_warnings
 from webhook.allocator import poollint
-from webhook.allocator.feasibility import feasibility_warnings
 from webhook.config import Settings
 from webhook.defaulting import plan_capacity_defaults
 from webhook.fielderrors import FieldError
@@ -34,6 +33,7 @@ from webhook.rules.registry import rules_for
 from webhook.state.base import StateSource, StateView
 from webhook.versions import PREFERRED, OlderVersion, older
 from webhook.versions.reporting import Untranslatable
+from webhook.workloads.report import feasibility_warnings
 
 log = logging.getLogger(__name__)
 
@@ -141,8 +141,8 @@ def _judge(out: Outcome, rules: KindRules, req: AdmissionRequest, settings: Sett
         # whole set of files it was given instead (``pool_findings`` with complete=True).
         (found,) = pool_findings([obj], view.snapshot.of("ResourceSlice"), settings.gates, complete=False)
         out.findings.extend(found)
-    if out.allowed and settings.feasibility and rules.feasibility and (
-            req.operation == "CREATE" or req.dry_run) and req.subresource == "":
+    if out.allowed and settings.feasibility and rules.feasibility and req.subresource == "" and (
+            req.operation == "CREATE" or (req.dry_run and rules.feasibility_on_update)):
         out.feasibility = _feasibility(obj, settings, view, deadline)
         out.feasibility_checked = True
 

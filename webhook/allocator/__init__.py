@@ -5,7 +5,9 @@ allocator does (``docs/allocator.md``; a ``§N`` in this package cites its secti
 sorted, deterministic form for every gate set. Entry points:
 
     model_for(snapshot, gates) -> Model        cached per snapshot + gates
-    allocate(claims, model, node=..., mode=...) -> Outcome
+    allocate(claims, model, node=..., nodes=..., held=..., memo=..., mode=...) -> Outcome
+                                               every candidate node searched, as the scheduler
+                                               filters them (a fatal error on any one fails)
     consumed_capacity(device, request_capacity, gates) -> dict | Reason
     eligible_devices(request, model) -> [Device] | Reason
     feasibility_warnings(obj, snapshot, gates, deadline=..., max_steps=...) -> [str]

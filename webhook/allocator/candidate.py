@@ -33,6 +33,44 @@ _UNSEEN = object()
 """A device not evaluated for a leaf's content yet (``NodeData.misfits``)."""
 
 
+def allocation_of(results: list[DeviceResult]) -> dict[str, Any]:
+    """A claim's ``status.allocation`` for these results, with the ``nodeSelector`` upstream's
+    allocator gives it: the node of a node-local device; else the requirements of the devices'
+    single-term node selectors, in one term; none when every device is on all nodes."""
+    out: dict[str, Any] = {"devices": {"results": [status_result(r) for r in results]}}
+    fields: list[dict[str, Any]] = []
+    exprs: list[dict[str, Any]] = []
+    for r in results:
+        where: Device | Any = r.device if r.device.slice.per_device else r.device.slice
+        if where.node_name:
+            out["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [where.node_name]}]}]}
+            return out
+        sel = where.node_selector
+        if sel is not None and len(sel.terms) == 1:
+            for source, key, op, values in sel.terms[0]:
+                req = {"key": key, "operator": op, **({"values": list(values)} if values else {})}
+                into = fields if source == "field" else exprs
+                if req not in into:
+                    into.append(req)
+    if fields or exprs:
+        term: dict[str, Any] = {}
+        if exprs:
+            term["matchExpressions"] = exprs
+        if fields:
+            term["matchFields"] = fields
+        out["nodeSelector"] = {"nodeSelectorTerms": [term]}
+    return out
+
+
+def status_result(r: DeviceResult) -> dict[str, Any]:
+    """One entry of ``status.allocation.devices.results`` (with its ``shareID``)."""
+    d = r.as_dict()
+    if r.share_id:
+        d["shareID"] = r.share_id
+    return d
+
+
 class Candidates:
     """Checks and records single picks in one search's ``Frame``."""
 

@@ -1,19 +1,22 @@
 """Cluster-level allocation (docs/allocator.md §9-§10): per node, joint or claim-by-claim, with reasons.
 
 Pure. ``allocate`` answers "could these claims be allocated now, on which node, with which
-devices — and if not, why?" Nodes are tried in name order; the first node that succeeds wins.
-One step budget and one deadline cover the whole call (all nodes together).
+devices — and if not, why?" Nodes are tried in name order (or the caller's order of candidate
+nodes); the first node that succeeds gives the answer, and the others are still searched, as
+kube-scheduler filters every node: a fatal error on any of them fails the attempt. One step
+budget and one deadline cover the whole call (all nodes together).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from webhook.allocator.candidate import status_result
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, claim_label, parse_claim, parse_leaf
-from webhook.allocator.classes import Failures, node_names, run_end
+from webhook.allocator.classes import FITS, ClassMemo, Failures, node_names
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.frame import Carry, DeviceResult, Limits
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, _d, _l, _s
@@ -54,6 +57,9 @@ class Outcome:
         self.in_order = False
         """Feasible, and the search took each claim's first fit in claim order (it never went
         back into an earlier claim): claim by claim (per-pod mode) gives the same answer."""
+        self.unchecked = 0
+        """Feasible, but the budget or deadline ran out before these later candidate nodes were
+        searched for a fatal error (the scheduler would filter them)."""
 
     @property
     def reasons(self) -> list[Reason]:
@@ -132,13 +138,22 @@ def _allocated_claim_fits(raw: dict[str, Any], node: NodeInfo) -> bool:
 
 
 def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None = None,
-             mode: str = JOINT, max_steps: int = 100_000, deadline: float | None = None,
-             clock: Callable[[], float] = time.monotonic) -> Outcome:
-    """Allocate ``raw_claims`` (defaulted ResourceClaims) on ``node`` or on any node.
+             nodes: Sequence[str] | None = None, held: AllocatedState | None = None,
+             memo: ClassMemo | None = None, mode: str = JOINT, max_steps: int = 100_000,
+             deadline: float | None = None, clock: Callable[[], float] = time.monotonic) -> Outcome:
+    """Allocate ``raw_claims`` (defaulted ResourceClaims) on ``node``, or on one of ``nodes`` (the
+    candidates, in order; default: every node in name order).
 
+    As kube-scheduler filters every candidate node, every one is searched: the first that fits
+    is the answer, but a fatal error on *any* of them (a CEL runtime error, ``All`` over an
+    incomplete pool, ...) fails the whole attempt, naming that node. Nodes of one class
+    (``classes.py``) are searched once. When the budget or deadline ends that search after a
+    node fit, the answer stays feasible and ``unchecked`` says how many nodes were not looked at.
     Claims that already carry ``status.allocation`` are not re-allocated: they restrict the node
-    (their ``nodeSelector``) and hold their devices. A fatal error on a node ends the call, as it
-    ends the scheduler's attempt. Never raises on odd input: problems become the outcome.
+    (their ``nodeSelector``) and hold their devices. ``held`` replaces the model's allocated state
+    (devices that earlier pods took) and then holds those of the allocated claims already;
+    ``memo`` keeps node classes under it from one call to the next (``classes.ClassMemo``).
+    Never raises on odd input: problems become the outcome.
     """
     out = Outcome()
     pending: list[dict[str, Any]] = []
@@ -153,56 +168,82 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
         return out
     out.claims = claims
     out.labels = [c.label for c in claims]
-    held = _held(model, fixed)
-    names = [node] if node is not None else list(model.nodes)
+    in_use = held if held is not None else _held(model, model.allocated, fixed)
+    names: Sequence[str] = [node] if node is not None else nodes if nodes is not None else node_names(model)
     if not names:
         out.summary = Reason(Code.NO_NODES)
         out.entries.append(out.summary)
         return out
-    # Nodes of one class (``classes.py``) fail alike: the first one's failure stands for the rest.
-    failures = Failures(model, claims) if NODE_CLASSES and node is None and held is model.allocated else None
-    if failures is not None and not fixed:
-        if _by_runs(out, model, claims, held, mode, max_steps, deadline, clock, failures):
+    run = _Run(model, claims, fixed, in_use, mode, max_steps, deadline, clock)
+    # Nodes of one class (``classes.py``) search alike: the first one's outcome stands for the rest.
+    run.classes = Failures(model, claims, in_use, memo) if NODE_CLASSES and len(names) > 1 else None
+    i = 0
+    while i < len(names):
+        k = _known_run(out, run, names, i)
+        if k:
+            i += k
+            continue
+        if _try_node(out, run, names[i]):
+            if out.feasible:  # the budget ended on node i: it and the rest were not searched
+                out.unchecked = len(names) - i
             return out
-    else:
-        for name in names:
-            if _try_node(out, model, name, claims, fixed, held, mode, max_steps, deadline, clock, failures):
-                return out
-    _conclude(out)
+        i += 1
+    if not out.feasible:
+        _conclude(out)
     return out
 
 
-def _by_runs(out: Outcome, model: Model, claims: list[Claim], held: AllocatedState, mode: str, max_steps: int,
-             deadline: float | None, clock: Callable[[], float], failures: Failures) -> bool:
-    """Every node in name order, as ``_try_node`` would take them one by one, but the rest of a
-    run of consecutive nodes of a failed class at once (True when the call ends)."""
-    names = node_names(model)
-    i = 0
-    while i < len(names):
-        seen = failures.lookup(names[i])
-        if seen is not None:
-            why, steps = seen
-            end = run_end(model, i)
-            k = end - i if steps <= 0 else min(end - i, (max_steps - out.steps) // steps)
-            if k > 0:
-                out.nodes_tried += k
-                out.steps += k * steps
-                out.add_nodes(why, names[i:i + k])
-                i += k
-                continue
-        if _try_node(out, model, names[i], claims, [], held, mode, max_steps, deadline, clock, failures):
-            return True
-        i += 1
-    return False
+def _known_run(out: Outcome, run: _Run, names: Sequence[str], i: int) -> int:
+    """How many nodes from ``names[i]`` on are of one class already searched in this call (they
+    are taken together, as ``_try_node`` takes each: same reasons, same steps, as far as the
+    budget allows); 0 when ``names[i]`` must be tried on its own."""
+    classes = run.classes
+    if classes is None or run.fixed or not (classes.by_class or (classes.memo and classes.memo.fits)):
+        return 0
+    cls = classes.class_of(names[i])
+    seen = classes.known(cls) if cls is not None else None
+    if seen is None or (seen[0] is FITS and not out.feasible):  # the answer's node is searched: its devices
+        return 0
+    end = i + 1
+    while end < len(names) and classes.class_of(names[end]) == cls:
+        end += 1
+    why, steps = seen
+    k = end - i if steps <= 0 else min(end - i, (run.max_steps - out.steps) // steps)
+    if k <= 0:
+        return 0
+    out.nodes_tried += k
+    out.steps += k * steps
+    if why is not FITS and not out.feasible:
+        out.add_nodes(why, list(names[i:i + k]))
+    return k
 
 
-def _held(model: Model, fixed: list[dict[str, Any]]) -> AllocatedState:
-    """What is in use: the state's allocated claims plus the allocated input claims (each claim
-    once: an input claim the state also has counts there already)."""
+class _Run:
+    """What every node's search of one ``allocate`` call shares."""
+
+    __slots__ = ("model", "claims", "fixed", "held", "mode", "max_steps", "deadline", "clock", "classes")
+
+    def __init__(self, model: Model, claims: list[Claim], fixed: list[dict[str, Any]], held: AllocatedState,
+                 mode: str, max_steps: int, deadline: float | None, clock: Callable[[], float]) -> None:
+        self.model = model
+        self.claims = claims
+        self.fixed = fixed
+        self.held = held
+        self.mode = mode
+        self.max_steps = max_steps
+        self.deadline = deadline
+        self.clock = clock
+        self.classes: Failures | None = None
+
+
+def _held(model: Model, base: AllocatedState, fixed: list[dict[str, Any]]) -> AllocatedState:
+    """What is in use: ``base`` (the state's allocated claims, perhaps plus what earlier pods
+    took) plus the allocated input claims (each claim once: an input claim the state also has
+    counts there already)."""
     extra = [raw for raw in fixed if _key(raw) not in model.allocated_claims]
     if not extra:
-        return model.allocated
-    held = model.allocated.copy()
+        return base
+    held = base.copy()
     for raw in extra:
         held.add_results(_l(_d(_d(_d(raw.get("status")).get("allocation")).get("devices")).get("results")),
                          model.gates)
@@ -214,47 +255,55 @@ def _key(raw: dict[str, Any]) -> tuple[str, str]:
     return (_s(meta.get("namespace")) or "default", _s(meta.get("name")))
 
 
-def _try_node(out: Outcome, model: Model, name: str, claims: list[Claim], fixed: list[dict[str, Any]],
-              held: AllocatedState, mode: str, max_steps: int, deadline: float | None,
-              clock: Callable[[], float], failures: Failures | None = None) -> bool:
-    """Search one node; True when that ends the call (feasible there, out of budget, or a fatal
-    error: the scheduler aborts the whole attempt on one). With ``failures``, a node whose class
-    already failed in this call fails the same way, with the same steps, unsearched (unless
-    those steps pass the budget: then it is searched, to stop where the search stops)."""
+def _try_node(out: Outcome, run: _Run, name: str) -> bool:
+    """Search one node; True when that ends the call (out of budget, or a fatal error: the
+    scheduler aborts the whole attempt on one). The first node that fits gives the answer; later
+    ones are searched only for fatal errors. A node whose class was already searched in this
+    call is not searched again: it fails the same way, with the same steps (or fits), unless
+    those steps pass the budget: then it is searched, to stop where the search stops."""
+    model = run.model
     n = model.node(name)
     out.nodes_tried += 1
-    bad = next((claim_label(r) for r in fixed if not _allocated_claim_fits(r, n)), None)
+    bad = next((claim_label(r) for r in run.fixed if not _allocated_claim_fits(r, n)), None)
     if bad is not None:
-        out.entries.append(Reason(Code.CLAIM_NOT_ON_NODE, node=name, claim=bad))
+        if not out.feasible:
+            out.entries.append(Reason(Code.CLAIM_NOT_ON_NODE, node=name, claim=bad))
         return False
-    seen = failures.lookup(name) if failures is not None else None
-    if seen is not None and out.steps + seen[1] <= max_steps:
+    seen = run.classes.lookup(name) if run.classes is not None else None
+    if seen is not None and seen[0] is FITS and not out.feasible:
+        seen = None  # the node that gives the answer is searched: its devices are the answer
+    if seen is not None and out.steps + seen[1] <= run.max_steps:
         out.steps += seen[1]
-        out.add_nodes(seen[0], [name])
+        if seen[0] is not FITS and not out.feasible:
+            out.add_nodes(seen[0], [name])
         return False
     try:
-        with _cel_deadline(deadline):  # CEL evaluations stop at the deadline too
-            ok, results, why, steps, in_order = _on_node(model, n, claims, mode, max_steps - out.steps,
-                                                         deadline, clock, held)
+        with _cel_deadline(run.deadline):  # CEL evaluations stop at the deadline too
+            ok, results, why, steps, in_order = _on_node(model, n, run.claims, run.mode, run.max_steps - out.steps,
+                                                         run.deadline, run.clock, run.held)
     except BudgetExceeded as e:
         out.steps += e.steps
-        out.kind = CUT_SHORT
-        out.summary = Reason(Code.CUT_SHORT, number=out.steps, detail=e.why)
-        out.entries.insert(0, out.summary)
+        if not out.feasible:
+            out.kind = CUT_SHORT
+            out.summary = Reason(Code.CUT_SHORT, number=out.steps, detail=e.why)
+            out.entries.insert(0, out.summary)
         return True
     except AllocError as e:
+        out.feasible, out.node, out.results = False, None, []
         out.kind, out.summary = ERROR, e.reason._replace(node=name)
         out.entries.append(out.summary)
         return True
     out.steps += steps
+    if run.classes is not None:
+        run.classes.record(name, FITS if ok else why, steps)
     if ok:
-        out.feasible, out.node, out.results, out.kind = True, name, results, OK
-        out.summary = None
-        out.in_order = in_order
-        return True
-    if failures is not None:
-        failures.record(name, why, steps)
-    out.add_nodes(why, [name])
+        if not out.feasible:
+            out.feasible, out.node, out.results, out.kind = True, name, results, OK
+            out.summary = None
+            out.in_order = in_order
+        return False
+    if not out.feasible:  # a feasible answer lists no reasons: only a fatal error changes it now
+        out.add_nodes(why, [name])
     return False
 
 
@@ -303,16 +352,9 @@ def fold_results(allocated: AllocatedState, got: list[DeviceResult], gates: Any)
     """``allocated.add_results`` of these results as ``status`` holds them; without capacity
     shares that is only marking the devices without admin access as held, done directly."""
     if any(r.share_id for r in got):
-        allocated.add_results([_as_status(r) for r in got], gates)
+        allocated.add_results([status_result(r) for r in got], gates)
     else:
         allocated.dedicated.update(r.device.dkey for r in got if not r.admin)
-
-
-def _as_status(r: DeviceResult) -> dict[str, Any]:
-    d = r.as_dict()
-    if r.share_id:
-        d["shareID"] = r.share_id
-    return d
 
 
 def _why(s: Search) -> list[Reason]:

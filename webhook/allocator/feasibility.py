@@ -11,6 +11,7 @@ claim finds that same allocation (``Outcome.in_order``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from webhook.allocator.engine import CUT_SHORT, JOINT, PER_CLAIM, Outcome, allocate, claims_from_template
@@ -196,9 +197,15 @@ def feasibility_warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: 
     it gets the fullest wording with every name whole); free text past it is left to the
     response builder, the one place that clips.
     """
+    return checked(lambda: _warnings(obj, snapshot, gates, deadline, max_steps, max_length))
+
+
+def checked(check: Callable[[], list[str]]) -> list[str]:
+    """``check()``'s warnings, or one "check failed" warning when it raises: admission must
+    never fail because of a feasibility check."""
     try:
-        return _warnings(obj, snapshot, gates, deadline, max_steps, max_length)
-    except Exception as e:  # noqa: BLE001 - admission must never fail because of this check
+        return check()
+    except Exception as e:  # noqa: BLE001 - the one place such a failure becomes a warning
         return [f"{PREFIX}check failed: {type(e).__name__}: {e}"]
 
 

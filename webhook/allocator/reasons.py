@@ -47,6 +47,16 @@ class Code(StrEnum):
     NO_DEVICES = "no-devices-on-node"
     NO_ALLOCATION = "cannot-allocate"
     NO_NODES = "no-nodes"
+    # Node filters kube-scheduler runs before DynamicResources (``webhook.workloads.filters``).
+    NODE_NAME = "node-name-mismatch"
+    NODE_UNSCHEDULABLE = "node-unschedulable"
+    NODE_TAINT = "node-taint-not-tolerated"
+    NODE_AFFINITY = "node-affinity-mismatch"
+    NODE_RESOURCES = "node-resources-insufficient"
+    TOO_MANY_PODS = "too-many-pods"
+    CLAIM_RESERVED = "claim-reserved-for-too-many"
+    NODES_UNAVAILABLE = "nodes-unavailable"
+    """A pod's summary: how many nodes failed which filter (``tally``)."""
 
 
 _RANK: dict[Code, int] = {
@@ -58,6 +68,8 @@ _RANK: dict[Code, int] = {
     Code.OVER_LIMIT: 2, Code.POOL_INCOMPLETE: 2, Code.POOL_INVALID: 2, Code.CLAIM_NOT_ON_NODE: 2,
     Code.SELECTOR_FALSE: 3, Code.BINDING_OFF: 3, Code.ALL_NONE: 3,
     Code.NO_DEVICES: 4, Code.NO_ALLOCATION: 4, Code.NO_NODES: 4,
+    Code.NODE_RESOURCES: 1, Code.TOO_MANY_PODS: 1, Code.CLAIM_RESERVED: 0, Code.NODES_UNAVAILABLE: 0,
+    Code.NODE_TAINT: 2, Code.NODE_UNSCHEDULABLE: 2, Code.NODE_AFFINITY: 3, Code.NODE_NAME: 3,
 }
 """Most useful first: fatal errors and empty group intersections; exhausted counters and
 capacity, policy, constraint and taint failures; devices in use, incomplete or invalid pools,
@@ -139,7 +151,41 @@ _BODY: dict[Code, Callable[[Reason], str]] = {
     Code.NO_DEVICES: lambda r: f"no devices on node {r.node}",
     Code.NO_ALLOCATION: lambda r: "cannot allocate all claims",
     Code.NO_NODES: lambda r: "no nodes in the cluster state",
+    Code.NODE_NAME: lambda r: f"the pod names node {r.detail} (spec.nodeName)",
+    Code.NODE_UNSCHEDULABLE: lambda r: "node is unschedulable (spec.unschedulable)",
+    Code.NODE_TAINT: lambda r: f"node taint {r.taint} not tolerated",
+    Code.NODE_AFFINITY: lambda r: "node does not match the pod's node selector or required node affinity",
+    Code.NODE_RESOURCES: lambda r: (f"Insufficient {r.capacity}: the pod requests {r.amount}, "
+                                    f"{r.detail} of {r.limit} allocatable in use"),
+    Code.TOO_MANY_PODS: lambda r: f"Too many pods: the node allows {r.got}",
+    Code.CLAIM_RESERVED: lambda r: f"already reserved for {r.got} consumers, the limit",
+    Code.NODES_UNAVAILABLE: lambda r: f"0/{r.number} nodes are available: {r.detail}",
 }
+
+TALLY = {
+    Code.NODE_NAME: "node(s) didn't match the requested node name",
+    Code.NODE_UNSCHEDULABLE: "node(s) were unschedulable",
+    Code.NODE_TAINT: "node(s) had untolerated taint(s)",
+    Code.NODE_AFFINITY: "node(s) didn't match Pod's node affinity/selector",
+    Code.TOO_MANY_PODS: "Too many pods",
+    Code.NO_ALLOCATION: "cannot allocate all claims",
+    Code.CLAIM_NOT_ON_NODE: "resourceclaim not available on the node",
+}
+"""How kube-scheduler's "0/N nodes are available" event counts each kind of node failure."""
+
+
+def tally(total: int, counts: dict[tuple[Code, str], int]) -> Reason:
+    """The summary of a pod no node can take: ``counts`` maps (code, resource for
+    ``NODE_RESOURCES``) to how many nodes failed with it (``NO_ALLOCATION``: nodes that passed
+    the filters but not DynamicResources), worded like the scheduler's event ("0/3 nodes are
+    available: 2 node(s) had untolerated taint(s), 1 Insufficient cpu")."""
+    phrases: dict[str, int] = {}
+    for (code, what), n in counts.items():
+        phrase = f"Insufficient {what}" if code == Code.NODE_RESOURCES else TALLY.get(code) or text(Reason(code))
+        phrases[phrase] = phrases.get(phrase, 0) + n
+    # As the scheduler sorts them: most nodes first, then by the words.
+    parts = [f"{n} {phrase}" for phrase, n in sorted(phrases.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return Reason(Code.NODES_UNAVAILABLE, number=total, detail=", ".join(parts) or "no nodes")
 
 
 def body(r: Reason) -> str:

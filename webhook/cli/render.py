@@ -9,12 +9,16 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import yaml
 
 from webhook.allocator.reasons import text as reason_text
 from webhook.cli.results import Comparison, Result, Reviewed, Simulation, Skipped, SuiteResult
+from webhook.workloads import report
+
+if TYPE_CHECKING:
+    from webhook.workloads import Placement
 
 COLUMN = 50
 """Width of the ON column in ``--compare-gates`` tables; longer cells end in ``…``."""
@@ -258,14 +262,53 @@ def simulation(sim: Simulation, output: str) -> str:
 
 
 def simulation_doc(sim: Simulation) -> dict[str, Any]:
-    """The DESIGN.md shape: feasible, node, allocations, reasons (worded, most useful first) and
-    ``stats.allocateSeconds`` (the allocation alone, as `dra-allocate` measures its own)."""
+    """The DESIGN.md shape: feasible, node, allocations, reasons (worded, most useful first),
+    for pods ``pods`` (and for workloads ``placed``/``replicas``), and ``stats.allocateSeconds``
+    (the allocation alone, as `dra-allocate` measures its own)."""
+    if sim.placement is not None:
+        return _placement_doc(sim, sim.placement)
     outcome = sim.outcome
     reasons = outcome.reason_texts()
     if not outcome.feasible and outcome.message and outcome.message not in reasons:
         reasons.append(outcome.message)
     return {"feasible": outcome.feasible, "node": outcome.node, "allocations": outcome.allocations(),
             "reasons": reasons, "stats": {"allocateSeconds": round(sim.seconds, 6)}}
+
+
+def _placement_doc(sim: Simulation, p: Placement) -> dict[str, Any]:
+    """Pods and workloads: ``node`` is the first pod's; ``allocations`` every claim allocated on
+    the way; ``reasons`` the notes, then why the first pod that was not placed was not."""
+    doc: dict[str, Any] = {
+        "feasible": p.feasible, "node": p.pods[0].node if p.pods else None, "allocations": p.allocations,
+        "reasons": [] if p.feasible else report.reason_texts(p),
+        "pods": [{"pod": x.pod, "node": x.node, "claims": x.claims} for x in p.pods]}
+    if sim.workloads:
+        doc["placed"], doc["replicas"] = p.placed, p.replicas
+    doc["stats"] = {"allocateSeconds": round(sim.seconds, 6)}
+    return doc
+
+
+def _placement_text(sim: Simulation, p: Placement) -> str:
+    """The summary line, one line per pod tried (node and claims), then why the last one did not fit."""
+    lines = [f"feasible: {'yes' if p.feasible else 'no'} ({report.summary_line(p, sim.sources)}; {p.steps} steps)"]
+    by_claim = {a["claim"]: a["results"] for a in p.allocations}
+    for x in p.pods:
+        lines.append(f"pod {x.pod} -> {x.node}" if x.node else f"pod {x.pod}: not placed")
+        for c in x.claims:
+            if x.node and c in by_claim:
+                lines += [f"  claim {c}: {r['request']} -> {r['driver']}/{r['pool']}/{r['device']}"
+                          for r in by_claim.pop(c)]
+    if p.failed is not None:
+        by_node: dict[str, list[str]] = {}
+        for r in p.failed.outcome.ranked():
+            if r.node:
+                by_node.setdefault(r.node, []).append(reason_text(r))
+            elif r != p.failed.outcome.summary:
+                lines.append(f"  {reason_text(r)}")
+        for node in sorted(by_node):
+            lines.append(f"node {node}:")
+            lines.extend(f"  - {r}" for r in by_node[node])
+    return "\n".join(lines) + "\n"
 
 
 def placements(doc: dict[str, Any]) -> list[str]:
@@ -275,10 +318,13 @@ def placements(doc: dict[str, Any]) -> list[str]:
 
 
 def simulation_text(sim: Simulation) -> str:
+    if sim.placement is not None:
+        return _placement_text(sim, sim.placement)
     outcome = sim.outcome
     how = f", {sim.mode} over {sim.claims} claims" if sim.claims > 1 else ""
     if outcome.feasible:
         lines = [f"feasible: yes, on node {outcome.node} ({outcome.steps} steps{how})"]
+        lines += [f"  note: {reason_text(r)}" for r in outcome.reasons]
         for alloc in outcome.allocations():
             lines.append(f"claim {alloc['claim']}:")
             for r in alloc["results"]:

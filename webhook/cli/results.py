@@ -11,6 +11,7 @@ from typing import Any
 
 from webhook.admission.pipeline import Answer, Outcome
 from webhook.allocator.engine import Outcome as Allocation
+from webhook.workloads import Placement, Workload
 
 
 @dataclass(frozen=True)
@@ -69,17 +70,30 @@ Result = Reviewed | Skipped
 
 @dataclass(frozen=True)
 class Simulation:
-    """The allocator's answer for the input objects."""
+    """The allocator's answer for the input objects (claims), or where their pods go."""
 
     outcome: Allocation
     mode: str
     claims: int
     seconds: float = 0.0
     """The allocation alone (model build and search; the state was loaded before)."""
+    placement: Placement | None = None
+    """Pods and workloads: where each pod went (``outcome`` is then the first unplaced pod's)."""
+    sources: tuple[Workload, ...] = ()
+    """The Pods and workloads placed, in input order."""
+
+    @property
+    def workloads(self) -> bool:
+        """A workload kind is among the inputs (the JSON then says ``placed`` and ``replicas``)."""
+        return any(w.kind != "Pod" for w in self.sources)
+
+    @property
+    def feasible(self) -> bool:
+        return self.placement.feasible if self.placement is not None else self.outcome.feasible
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.outcome.feasible else 1
+        return 0 if self.feasible else 1
 
 
 @dataclass(frozen=True)
@@ -92,6 +106,8 @@ class Expectation:
     warnings: tuple[str, ...] = ()
     stripped: tuple[str, ...] = ()
     pool_findings: tuple[str, ...] = ()
+    fits: int | None = None
+    """Pods and workloads: how many of the replicas ``simulate`` must place."""
 
 
 @dataclass(frozen=True)

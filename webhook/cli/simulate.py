@@ -1,4 +1,5 @@
-"""``dra-webhook simulate``: allocate claims (or a PodGroup's claims) against a cluster state.
+"""``dra-webhook simulate``: allocate claims (or a PodGroup's claims), or place the pods of Pods
+and workloads (``webhook.workloads``), against a cluster state.
 
 ``simulate_objects`` decides and returns a ``Simulation`` (or raises ``BadInput``); ``render``
 turns it into the JSON DESIGN.md specifies or a readable per-node explanation.
@@ -13,7 +14,7 @@ from typing import Any
 from webhook import BadInput
 from webhook.allocator.engine import JOINT, PER_CLAIM, Outcome, allocate
 from webhook.allocator.feasibility import claims_for
-from webhook.allocator.model import model_for
+from webhook.allocator.model import Model, model_for
 from webhook.allocator.reasons import note
 from webhook.cli import render
 from webhook.cli.common import (
@@ -32,21 +33,27 @@ from webhook.rules.registry import by_kind, feasibility_kinds
 from webhook.state.base import ClusterSnapshot
 from webhook.state.files import load_objects_from_file
 from webhook.versions import as_stored
+from webhook.workloads import Lookup, WorkloadError, is_pod_source, place, workload_of
 
 STEPS_MAX = 1_000_000
 TIMEOUT_SECONDS = 60.0
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    m = sub.add_parser("simulate", help="allocate claims against a cluster state",
+    m = sub.add_parser("simulate", help="allocate claims, or place pods and workloads, against a cluster state",
                        description="Allocate the ResourceClaims (or a PodGroup's claims) in FILE "
-                                   "together, in one simulated scheduling cycle. Exit 0 feasible, "
-                                   "1 infeasible, 2 bad input.")
+                                   "together, in one simulated scheduling cycle, filtering every node "
+                                   "as kube-scheduler does. A Pod or a Deployment, ReplicaSet, "
+                                   "StatefulSet, Job or CronJob in FILE is placed pod by pod instead: "
+                                   "node filters, then its claims (named ones shared, templates per "
+                                   "replica; other FILEs hold the claims, templates and PodGroups it "
+                                   "names). Exit 0 feasible (every replica placed), 1 otherwise, 2 bad "
+                                   "input.")
     m.add_argument("--cluster-state", metavar="DIR",
                    help="cluster state directory (default: the shipped examples)")
     m.add_argument("-f", "--filename", dest="files", action="append", required=True,
-                   help="claims, claim templates or a PodGroup (repeatable)")
-    m.add_argument("--node", help="only this node (default: feasible on any node)")
+                   help="claims, claim templates, a PodGroup, Pods or workloads (repeatable)")
+    m.add_argument("--node", help="only this node (default: any node)")
     m.add_argument("--feature-gates", metavar="SPEC", help=GATES_HELP)
     m.add_argument("--podgroup-mode", choices=[JOINT, PER_CLAIM], default=JOINT,
                    help="joint: one search over all claims (upper bound); per-pod: claim by claim "
@@ -66,11 +73,7 @@ def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot,
     ``resourceClaims`` are dropped while DRAWorkloadResourceClaims is off). Raises ``BadInput``
     for kinds simulate does not take.
     """
-    kinds = feasibility_kinds()
-    for o in objects:
-        kind = o.get("kind") if isinstance(o, dict) else None
-        if kind not in kinds:
-            raise BadInput(f"unsupported kind {kind!r}: simulate takes {', '.join(kinds)}")
+    _check_kinds(objects)
     objects = [_as_stored(o, gates or FeatureGates()) for o in objects]
     groups = [o for o in objects if o.get("kind") == "PodGroup"]
     if len(groups) > 1:
@@ -84,6 +87,14 @@ def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot,
         claims.extend(got)
         notes.extend(more)
     return claims, notes
+
+
+def _check_kinds(objects: list[dict[str, Any]]) -> None:
+    kinds = feasibility_kinds()
+    for o in objects:
+        kind = o.get("kind") if isinstance(o, dict) else None
+        if kind not in kinds:
+            raise BadInput(f"unsupported kind {kind!r}: simulate takes {', '.join(kinds)}")
 
 
 def _as_stored(obj: dict[str, Any], gates: FeatureGates) -> dict[str, Any]:
@@ -109,15 +120,17 @@ def _as_stored(obj: dict[str, Any], gates: FeatureGates) -> dict[str, Any]:
 
 def simulate_objects(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gates: FeatureGates,
                      node: str | None, podgroup_mode: str = JOINT) -> Simulation:
-    """Allocate the claims in ``objects`` together, in one simulated scheduling cycle."""
+    """Allocate the claims in ``objects`` together, in one simulated scheduling cycle; or, when
+    they hold Pods or workloads, place those pods one at a time (``webhook.workloads.placement``),
+    the other objects (claims, templates, PodGroups) being what the pods refer to."""
     if podgroup_mode not in (JOINT, PER_CLAIM):
         raise BadInput(f"unknown --podgroup-mode {podgroup_mode!r} (want {JOINT} or {PER_CLAIM})")
+    if any(is_pod_source(o) for o in objects):
+        return _simulate_pods(objects, snapshot, gates, node)
     claims, notes = collect_claims(objects, snapshot, gates)
     started = time.perf_counter()
     model = model_for(snapshot, gates)
-    if node is not None and node not in model.nodes:
-        known = ", ".join(list(model.nodes)[:5]) + (", ..." if len(model.nodes) > 5 else "")
-        raise BadInput(f"--node {node}: no such node in the cluster state (nodes: {known or 'none'})")
+    _check_node(node, model)
     if not claims:
         outcome = Outcome()
         outcome.summary = note("no claims to allocate")
@@ -126,7 +139,36 @@ def simulate_objects(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, g
         outcome = allocate(claims, model, node=node, mode=podgroup_mode, max_steps=STEPS_MAX,
                            deadline=time.monotonic() + TIMEOUT_SECONDS)
         outcome.reasons = [note(n) for n in notes] + outcome.reasons
+        if outcome.feasible and outcome.unchecked:
+            outcome.entries.append(note(f"{outcome.unchecked} later node(s) not searched for fatal errors: "
+                                        "the step budget or the deadline ran out"))
     return Simulation(outcome, podgroup_mode, len(claims), time.perf_counter() - started)
+
+
+def _check_node(node: str | None, model: Model) -> None:
+    if node is not None and node not in model.nodes:
+        known = ", ".join(list(model.nodes)[:5]) + (", ..." if len(model.nodes) > 5 else "")
+        raise BadInput(f"--node {node}: no such node in the cluster state (nodes: {known or 'none'})")
+
+
+def _simulate_pods(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gates: FeatureGates,
+                   node: str | None) -> Simulation:
+    """Place the pods of the Pods and workloads in ``objects`` (see ``webhook.workloads.placement``)."""
+    _check_kinds(objects)
+    stored = [_as_stored(o, gates) for o in objects]
+    try:
+        workloads = [workload_of(o) for o in stored if is_pod_source(o)]
+    except WorkloadError as e:
+        raise BadInput(str(e)) from None
+    started = time.perf_counter()
+    model = model_for(snapshot, gates)
+    _check_node(node, model)
+    placement = place(workloads, model, Lookup(snapshot, [o for o in stored if not is_pod_source(o)]), gates,
+                      max_steps=STEPS_MAX, deadline=time.monotonic() + TIMEOUT_SECONDS, only=node)
+    outcome = placement.failed.outcome if placement.failed is not None else (
+        placement.pods[-1].outcome if placement.pods else Outcome())
+    return Simulation(outcome, JOINT, sum(len(p.claims) for p in placement.pods), time.perf_counter() - started,
+                      placement, tuple(workloads))
 
 
 def run_simulate(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gates: FeatureGates,

@@ -16,6 +16,7 @@ to review them under, and what each resource's outcome must be (DESIGN.md, "Test
       warnings: ["feasibility:"]                         # substrings each in some warning
       stripped: ["/spec/devices/0/..."]                  # JSON pointers /mutate must remove
       poolFindings: ["duplicate device"]                 # substrings each in some pool finding
+      fits: 3                                            # Pods and workloads: replicas placed
 
 A resource without an expectation must be allowed, and every finding (pool or standard
 attribute, which ``review --strict`` fails) must be expected: matched by a ``poolFindings`` or
@@ -39,13 +40,16 @@ from webhook.cli.common import DRIVER_SCHEMAS_HELP, EXIT_DENIED, EXIT_OK, Source
 from webhook.cli.progress import Progress
 from webhook.cli.results import CaseResult, Expectation, Reviewed, Skipped, Suite, SuiteResult
 from webhook.cli.review import review_sources
+from webhook.cli.simulate import simulate_objects
 from webhook.config import Settings
 from webhook.gates import FeatureGates
+from webhook.state.base import ClusterSnapshot
+from webhook.workloads import is_pod_source
 
 API_VERSION = "dra-webhook.io/v1alpha1"
 SUITE_SUFFIX = "dra-test.yaml"
 _SUITE_KEYS = {"apiVersion", "kind", "name", "featureGates", "clusterState", "resources", "expect"}
-_EXPECT_KEYS = {"resource", "result", "causes", "warnings", "stripped", "poolFindings"}
+_EXPECT_KEYS = {"resource", "result", "causes", "warnings", "stripped", "poolFindings", "fits"}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -125,10 +129,13 @@ def _expectation(e: Any, where: str) -> Expectation:
         raise BadInput(f"{where}: resource must be Kind/name or Kind/namespace/name")
     if result not in ("allowed", "denied"):
         raise BadInput(f"{where}: result must be allowed or denied, not {result!r}")
+    fits = e.get("fits")
+    if fits is not None and (not isinstance(fits, int) or isinstance(fits, bool) or fits < 0):
+        raise BadInput(f"{where}: fits must be a number of replicas (0 or more)")
     return Expectation(resource, result, _strings(e.get("causes"), f"{where}.causes"),
                        _strings(e.get("warnings"), f"{where}.warnings"),
                        _strings(e.get("stripped"), f"{where}.stripped"),
-                       _strings(e.get("poolFindings"), f"{where}.poolFindings"))
+                       _strings(e.get("poolFindings"), f"{where}.poolFindings"), fits)
 
 
 def _ids(r: Reviewed) -> set[str]:
@@ -158,6 +165,22 @@ def check(r: Reviewed, e: Expectation | None) -> list[str]:
     return out
 
 
+def check_fits(obj: dict[str, Any], fits: int, snapshot: ClusterSnapshot, gates: FeatureGates) -> list[str]:
+    """What ``fits`` expects of a Pod or workload that ``simulate`` does not place."""
+    if not is_pod_source(obj):
+        return ["fits applies to Pods and workloads only"]
+    try:
+        placement = simulate_objects([obj], snapshot, gates, None).placement
+    except BadInput as e:
+        return [f"fits: {e}"]
+    assert placement is not None
+    if placement.placed == fits:
+        return []
+    why = f": {placement.failed.outcome.message}" if placement.failed is not None else ""
+    return [f"expected {fits} replica(s) placed, got {'at least ' if placement.cut else ''}"
+            f"{placement.placed} of {placement.replicas}{why}"]
+
+
 def run_suite(suite: Suite, base: Settings) -> SuiteResult:
     """Review the suite's resources under its gates and state; one case per resource."""
     try:
@@ -182,8 +205,10 @@ def run_suite(suite: Suite, base: Settings) -> SuiteResult:
         want = next((expect[i] for i in sorted(ids) if i in expect), None)
         seen |= ids
         name = want.resource if want else min(ids, key=len)
-        cases.append(CaseResult(name, r.origin, ([r.problem] if r.problem else []) + check(r, want),
-                                list(r.answer.warnings)))
+        failures = ([r.problem] if r.problem else []) + check(r, want)
+        if want is not None and want.fits is not None:
+            failures += check_fits(r.obj, want.fits, state.snapshot(), gates)
+        cases.append(CaseResult(name, r.origin, failures, list(r.answer.warnings)))
     cases += [CaseResult(e.resource, str(suite.file), ["no such resource among the suite's resources"])
               for e in suite.expect if e.resource not in seen]
     return SuiteResult(suite, cases)

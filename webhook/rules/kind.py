@@ -88,6 +88,8 @@ class KindRules:
     (``allocator/poollint.py``) for the pool as the state plus the object shows it."""
     feasibility: bool = False
     """Whether dry-run/CREATE requests get allocator feasibility warnings."""
+    feasibility_on_update: bool = True
+    """Whether dry-run UPDATEs get them too (not for workloads: their running pods would count twice)."""
     capacity_defaulting: bool = False
     """Whether ``/mutate`` makes the consumed capacity of its device requests explicit."""
 

@@ -12,6 +12,7 @@ from webhook.rules.claims import deviceclass, resourceclaim, resourceclaimtempla
 from webhook.rules.kind import KindRules
 from webhook.rules.scheduling import pod, podgroup, workload
 from webhook.rules.slices import resourceslice
+from webhook.rules.workloads import cronjob, deployment, job, replicaset, statefulset
 
 KINDS: Mapping[tuple[str, str], KindRules] = MappingProxyType({r.key: r for r in (
     resourceslice.RULES,
@@ -21,6 +22,11 @@ KINDS: Mapping[tuple[str, str], KindRules] = MappingProxyType({r.key: r for r in
     podgroup.RULES,
     workload.RULES,
     pod.RULES,
+    deployment.RULES,
+    replicaset.RULES,
+    statefulset.RULES,
+    job.RULES,
+    cronjob.RULES,
 )})
 
 _BY_KIND: Mapping[str, KindRules] = MappingProxyType({r.kind: r for r in KINDS.values()})

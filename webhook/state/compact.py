@@ -14,12 +14,25 @@ Pure; not thread-safe (each store uses its own, under its lock).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
+
+from webhook.state.pods import trim_pod
 
 _intern = sys.intern
 
-COMPACT_KINDS = frozenset({"ResourceSlice", "Node"})
-"""The kinds stored compacted: the bulk of a cluster's state, and read by the allocator only."""
+COMPACT_KINDS = frozenset({"ResourceSlice", "Node", "Pod"})
+"""The kinds stored compacted: the bulk of a cluster's state, read by the allocator and the
+placement only (the replicas of one workload share their trimmed specs)."""
+TRIMMED: Mapping[str, Callable[[dict[str, Any]], dict[str, Any] | None]] = MappingProxyType({"Pod": trim_pod})
+"""Kinds the state keeps only a part of (None: the object is not kept at all)."""
+
+
+def trimmed(kind: str, obj: dict[str, Any]) -> dict[str, Any] | None:
+    """What the state keeps of ``obj`` (itself for most kinds; None: nothing)."""
+    trim = TRIMMED.get(kind)
+    return obj if trim is None else trim(obj)
 
 
 class Compactor:

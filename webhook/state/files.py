@@ -13,7 +13,7 @@ import yaml
 
 from webhook import BadInput
 from webhook.state.base import KINDS, ClusterSnapshot
-from webhook.state.compact import COMPACT_KINDS, Compactor
+from webhook.state.compact import COMPACT_KINDS, Compactor, trimmed
 from webhook.versions import as_stored
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,11 @@ def parse_documents(text: str, origin: str, *, empty_lists: bool = False) -> lis
     try:
         if docs is None:
             docs = list(yaml.load_all(text, Loader=_loader()))
+            if "&" in text and "*" in text:  # anchors and aliases: a document may contain itself
+                for i, doc in enumerate(docs):
+                    if _cyclic(doc):
+                        raise BadInput(f"{origin}: document {i + 1} contains itself (a YAML alias inside "
+                                       "its own anchor)")
     except yaml.YAMLError as e:
         try:  # a JSON file with something YAML dislikes (tabs) still gets a fair try
             docs = [json.loads(text)]
@@ -66,6 +71,32 @@ def parse_documents(text: str, origin: str, *, empty_lists: bool = False) -> lis
     if not out and not (empty_lists and lists):
         raise BadInput(f"{origin}: no Kubernetes object found")
     return out
+
+
+def _cyclic(doc: Any) -> bool:
+    """Whether ``doc`` contains itself (only YAML aliases can make that: JSON cannot)."""
+    if not isinstance(doc, (dict, list)):
+        return False
+    on_path: set[int] = set()
+    stack: list[tuple[Any, Any]] = [(doc, None)]
+    while stack:
+        node, it = stack[-1]
+        if it is None:
+            if id(node) in on_path:
+                return True
+            on_path.add(id(node))
+            it = iter(node.values() if isinstance(node, dict) else node)
+            stack[-1] = (node, it)
+        child = next(it, _END)
+        if child is _END:
+            on_path.discard(id(node))
+            stack.pop()
+        elif isinstance(child, (dict, list)):
+            stack.append((child, None))
+    return False
+
+
+_END = object()
 
 
 def read_documents(text: str, origin: str) -> list[tuple[str, dict[str, Any] | None, str]]:
@@ -144,10 +175,10 @@ def load_objects_from_file(path: str | Path, *, empty_lists: bool = False) -> li
 def from_dir(path: str | Path, version: int = 1) -> ClusterSnapshot:
     """Every object in every ``*.yaml``/``*.yml``/``*.json`` under ``path`` (recursively).
 
-    Kinds the state does not use are ignored with a log line; slices and nodes are stored
-    compacted (``compact.py``); an empty List is an empty state. An object in an older
-    resource.k8s.io version (v1beta1, v1beta2) is stored as the apiserver stores it, in v1. Raises
-    BadInput for an unreadable directory or file.
+    Kinds the state does not use are ignored with a log line; pods are trimmed (terminal ones
+    left out) and slices, nodes and pods stored compacted (``compact.py``); an empty List is an
+    empty state. An object in an older resource.k8s.io version (v1beta1, v1beta2) is stored as the
+    apiserver stores it, in v1. Raises BadInput for an unreadable directory or file.
     """
     root = Path(path)
     if not root.is_dir():
@@ -160,10 +191,11 @@ def from_dir(path: str | Path, version: int = 1) -> ClusterSnapshot:
     compactor = Compactor(max_entries=sys.maxsize)  # one state: shared across its files, then dropped
     for f in files_under(root):
         for o in map(as_stored, load_objects_from_file(f, empty_lists=True)):
-            if o.get("kind") in COMPACT_KINDS:
-                objs.append(compactor.object(o))
-            elif o.get("kind") in KINDS:
-                objs.append(o)
+            kind = o.get("kind")
+            if isinstance(kind, str) and kind in KINDS:
+                kept = trimmed(kind, o)
+                if kept is not None:  # None: a terminal pod, which the scheduler does not count
+                    objs.append(compactor.object(kept) if kind in COMPACT_KINDS else kept)
             else:
                 log.info("cluster state: ignoring %s %s in %s", o.get("kind"),
                          (o.get("metadata") or {}).get("name"), f)

@@ -22,7 +22,7 @@ from typing import Any
 
 from webhook import ConfigError
 from webhook.state.base import KINDS, ClusterSnapshot
-from webhook.state.compact import COMPACT_KINDS, Compactor
+from webhook.state.compact import COMPACT_KINDS, Compactor, trimmed
 from webhook.state.reflector import API_VERSIONS, KIND_APIS, KindStatus, Reflector, ReflectorOptions
 
 log = logging.getLogger(__name__)
@@ -59,8 +59,9 @@ class SnapshotStore:
     Each kind's tuple is ordered by key (the apiserver's LIST order), so a relist and a stream of
     events that reach the same state give the same snapshot contents. ``snapshot()`` takes no lock.
     Objects are stored as given (``kind``/``apiVersion`` are filled in when a LIST omitted them),
-    slices and nodes as compacted copies sharing their equal parts (``compact.py``); callers
-    must not mutate them afterwards.
+    pods trimmed to what the placement reads (terminal ones not at all), slices, nodes and pods
+    as compacted copies sharing their equal parts (``compact.py``); callers must not mutate
+    them afterwards.
     """
 
     def __init__(self, kinds: Iterable[str] = KINDS, source: str = "live",
@@ -106,7 +107,9 @@ class SnapshotStore:
             rv = _rv(obj) if isinstance(obj, dict) else ""
             # An object the store holds at the same resourceVersion is kept as stored: a resync
             # costs no compaction, and the allocator's caches (keyed on identity) stay valid.
-            new[key] = had if had is not None and rv != "" and _rv(had) == rv else self._normalise(kind, obj)
+            kept = had if had is not None and rv != "" and _rv(had) == rv else self._normalise(kind, obj)
+            if kept is not None:
+                new[key] = kept
         with self._lock:
             old = self._objs[kind]
             self._rv[kind] = resource_version
@@ -139,6 +142,12 @@ class SnapshotStore:
         if key is None or not isinstance(obj, dict):
             log.info("cluster state: ignoring a %s %s event without metadata.name", kind, typ)
             return self._snap
+        if typ != "DELETED":
+            kept = self._normalise(kind, obj)
+            if kept is None:  # the state does not keep it (a pod turned terminal): as if deleted
+                typ = "DELETED"
+            else:
+                obj = kept
         with self._lock:
             rv = _rv(obj)
             if rv:
@@ -155,7 +164,6 @@ class SnapshotStore:
                 del keys[i]
                 tup = prev[:i] + prev[i + 1:]
             else:
-                obj = self._normalise(kind, obj)
                 if key in objs:
                     tup = prev[:i] + (obj,) + prev[i + 1:]
                 else:
@@ -164,8 +172,13 @@ class SnapshotStore:
                 objs[key] = obj
             return self._publish(kind, tup)
 
-    def _normalise(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
-        if kind in COMPACT_KINDS:  # slices and nodes share their equal parts (``compact.py``)
+    def _normalise(self, kind: str, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """The object as stored: trimmed and compacted (``compact.py``); None: not kept."""
+        got = trimmed(kind, obj)
+        if got is None:
+            return None
+        obj = got
+        if kind in COMPACT_KINDS:  # slices, nodes and pods share their equal parts
             with self._compact_lock:
                 obj = self._compactor.object(obj)
         # List items may come without kind/apiVersion; consumers (and from_objects) key on kind.

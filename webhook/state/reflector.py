@@ -33,6 +33,8 @@ from kubernetes.client.exceptions import ApiException
 
 from webhook.rules.registry import by_kind
 from webhook.state.base import ClusterSnapshot
+from webhook.state.compact import TRIMMED, trimmed
+from webhook.state.pods import FIELD_SELECTOR
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +52,8 @@ class KindAPI:
     path: str
     """Collection path, for logs and docs."""
     namespaced: bool
+    field_selector: str = ""
+    """Sent with every LIST and WATCH: the objects the state keeps (pods: not terminal ones)."""
 
     @property
     def resource(self) -> str:
@@ -60,13 +64,14 @@ class KindAPI:
         return f"{plural}.{group}" if group else plural
 
 
-def _api(kind: str, api_class: str, method: str) -> KindAPI:
+def _api(kind: str, api_class: str, method: str, field_selector: str = "") -> KindAPI:
     """A kind we have rules for: group, version, plural and scope come from its ``KindRules``."""
     rules = by_kind(kind)
     assert rules is not None, kind
     method += "_for_all_namespaces" if rules.namespaced else ""
+    root = "/apis" if rules.group else "/api"
     return KindAPI(kind, rules.api_version(), api_class, method,
-                   f"/apis/{rules.api_version()}/{rules.plural}", rules.namespaced)
+                   f"{root}/{rules.api_version()}/{rules.plural}", rules.namespaced, field_selector)
 
 
 KIND_APIS: dict[str, KindAPI] = {a.kind: a for a in (
@@ -77,6 +82,7 @@ KIND_APIS: dict[str, KindAPI] = {a.kind: a for a in (
     _api("Workload", "SchedulingV1beta1Api", "list_workload"),
     _api("PodGroup", "SchedulingV1beta1Api", "list_pod_group"),
     KindAPI("Node", "v1", "CoreV1Api", "list_node", "/api/v1/nodes", False),  # state only: no rules
+    _api("Pod", "CoreV1Api", "list_pod", FIELD_SELECTOR),
 )}
 """The kinds the live state lists and watches (``state.base.KINDS``)."""
 
@@ -283,6 +289,8 @@ class Reflector:
                 kwargs["limit"] = int(self.options.page_size)
             if cont:
                 kwargs["_continue"] = cont
+            if self.api.field_selector:
+                kwargs["field_selector"] = self.api.field_selector
             try:
                 resp = self._list_fn(**kwargs)
             except ApiException as e:
@@ -305,6 +313,9 @@ class Reflector:
                 page = []
             if not isinstance(page, list):
                 raise ValueError("LIST response has no items list")
+            if self.api.kind in TRIMMED:  # what the state keeps, page by page: a LIST of every
+                page = [kept for o in page  # pod must not be held whole at once
+                        if (kept := trimmed(self.api.kind, o) if isinstance(o, dict) else o) is not None]
             items.extend(page)
             meta = doc.get("metadata")
             meta = meta if isinstance(meta, dict) else {}
@@ -344,10 +355,11 @@ class Reflector:
             left = opts.resync_seconds - (time.monotonic() - self.status.last_list_mono)
             timeout = min(timeout, max(1, math.ceil(left)))
         self._verb = "watch"
+        extra = {"field_selector": self.api.field_selector} if self.api.field_selector else {}
         resp = self._list_fn(
             watch=True, resource_version=self._sink.resource_version(self.api.kind),
             allow_watch_bookmarks=True, timeout_seconds=int(timeout), _preload_content=False,
-            _request_timeout=self._timeouts(timeout + opts.request_timeout_seconds))
+            _request_timeout=self._timeouts(timeout + opts.request_timeout_seconds), **extra)
         st = self.status
         with self._active_lock:
             self._active = resp

@@ -168,8 +168,25 @@ rules:
     scope: Namespaced
 {{- end -}}
 
+{{/* Rules for the workload kinds whose dry-run CREATEs get "k of N replicas fit" warnings. */}}
+{{- define "dra-webhook.workloadRules" -}}
+rules:
+  - apiGroups: ["apps"]
+    apiVersions: ["v1"]
+    operations: ["CREATE"]
+    resources: ["deployments", "replicasets", "statefulsets"]
+    scope: Namespaced
+  - apiGroups: ["batch"]
+    apiVersions: ["v1"]
+    operations: ["CREATE"]
+    resources: ["jobs", "cronjobs"]
+    scope: Namespaced
+{{- end -}}
+
 {{/*
-One webhook entry. Arguments (dict): root, name, path, policy, mutating (bool), pods (bool).
+One webhook entry. Arguments (dict): root, name, path, policy, mutating (bool), scope ("dra": the
+DRA and scheduling kinds; "pods": pods with claims or a scheduling group, or only the latter when
+mutating; "workloads": dry-run CREATEs of the workload kinds).
 */}}
 {{- define "dra-webhook.webhook" -}}
 {{- $root := .root -}}
@@ -197,13 +214,15 @@ One webhook entry. Arguments (dict): root, name, path, policy, mutating (bool), 
     {{- if $ca }}
     caBundle: {{ $ca }}
     {{- end }}
-  {{- if .pods }}
+  {{- if eq .scope "pods" }}
   rules:
     - apiGroups: [""]
       apiVersions: ["v1"]
       operations: ["CREATE"]
       resources: ["pods"]
       scope: Namespaced
+  {{- else if eq .scope "workloads" }}
+  {{- include "dra-webhook.workloadRules" $root | nindent 2 }}
   {{- else }}
   {{- include "dra-webhook.rules" $root | nindent 2 }}
   {{- end }}
@@ -213,8 +232,15 @@ One webhook entry. Arguments (dict): root, name, path, policy, mutating (bool), 
     {{- toYaml . | nindent 4 }}
   {{- end }}
   {{- $conds := list -}}
-  {{- if .pods }}
+  {{- if and (eq .scope "pods") .mutating }}
+  {{- /* /mutate only strips a schedulingGroup its gate drops */}}
   {{- $conds = append $conds (dict "name" "uses-scheduling-group" "expression" "has(object.spec.schedulingGroup)") -}}
+  {{- else if eq .scope "pods" }}
+  {{- /* /validate adds feasibility: pods that use claims or a scheduling group */}}
+  {{- $conds = append $conds (dict "name" "uses-claims-or-scheduling-group" "expression" "has(object.spec.schedulingGroup) || (has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0)") -}}
+  {{- else if eq .scope "workloads" }}
+  {{- /* only feasibility, only on dry runs: real writes never wait on us */}}
+  {{- $conds = append $conds (dict "name" "dry-run-only" "expression" "request.dryRun == true") -}}
   {{- end }}
   {{- range $v.matchConditions }}{{ $conds = append $conds . }}{{ end }}
   {{- with $conds }}

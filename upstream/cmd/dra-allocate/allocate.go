@@ -136,36 +136,53 @@ func simulate(sc scenario, limit time.Duration) (*result, error) {
 		res.Reasons = append(res.Reasons, err.Error())
 		return res, nil
 	}
+	// As the scheduler's Filter: every node is tried (below 100 nodes it filters them all). The
+	// first node in name order that fits is the answer; a fatal error on any node, before or
+	// after it, aborts the whole attempt. Once a node fits, later nodes add no reasons.
 	for _, node := range nodeOrder(st, sc.Node) {
 		if why := fixedClaimsExclude(fixed, node); why != "" {
-			res.Reasons = append(res.Reasons, node.Name+": "+why)
+			if !res.Feasible {
+				res.Reasons = append(res.Reasons, node.Name+": "+why)
+			}
 			continue
 		}
 		if len(pending) == 0 {
-			res.Feasible, res.Node = true, &node.Name
-			break
+			if !res.Feasible {
+				res.Feasible, res.Node = true, &node.Name
+			}
+			continue
 		}
 		results, err := alloc.Allocate(ctx, node, pending)
 		if err != nil {
 			if ctx.Err() != nil {
-				res.Reasons = append(res.Reasons, fmt.Sprintf("%s: %v", node.Name, errTimeout))
+				if !res.Feasible {
+					res.Reasons = append(res.Reasons, fmt.Sprintf("%s: %v", node.Name, errTimeout))
+				}
 				break
 			}
-			res.Reasons = append(res.Reasons, node.Name+": "+err.Error())
 			if errors.Is(err, structured.ErrFailedAllocationOnNode) {
+				if !res.Feasible {
+					res.Reasons = append(res.Reasons, node.Name+": "+err.Error())
+				}
 				continue // affects only this node
 			}
-			break // a fatal error aborts the whole scheduling attempt, as in the scheduler
+			// A fatal error aborts the whole scheduling attempt, as in the scheduler.
+			res.Feasible, res.Node, res.Allocations = false, nil, nil
+			res.Reasons = append(res.Reasons, node.Name+": "+err.Error())
+			break
 		}
 		if results == nil {
-			res.Reasons = append(res.Reasons, node.Name+": cannot allocate all claims")
+			if !res.Feasible {
+				res.Reasons = append(res.Reasons, node.Name+": cannot allocate all claims")
+			}
 			continue
 		}
-		res.Feasible, res.Node = true, &node.Name
-		for i, c := range pending {
-			res.Allocations = append(res.Allocations, claimAllocation{Claim: label(c), Results: deviceResults(results[i])})
+		if !res.Feasible {
+			res.Feasible, res.Node = true, &node.Name
+			for i, c := range pending {
+				res.Allocations = append(res.Allocations, claimAllocation{Claim: label(c), Results: deviceResults(results[i])})
+			}
 		}
-		break
 	}
 	if !res.Feasible {
 		res.Allocations = []claimAllocation{}

@@ -1,7 +1,8 @@
-"""Pod (core v1): only ``spec.schedulingGroup`` (POD-SG-1..3) and the PodGroup claim-sharing check.
+"""Pod (core v1): only ``spec.schedulingGroup`` (POD-SG-1..3, its gate strip) and the PodGroup
+claim-sharing check; feasibility (where the pod can go) is ``webhook.workloads``.
 
 Everything else about pods is the apiserver's business and passes untouched. The webhook
-matches only pods with ``spec.schedulingGroup`` (off by default in the chart). Pure.
+matches only pods with claims or ``spec.schedulingGroup`` (off by default in the chart). Pure.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ import copy
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, forbidden, invalid
+from webhook.gates import Gate
+from webhook.patch import op_remove
 from webhook.rules.context import Mutation, RuleContext
 from webhook.rules.kind import KindRules
 from webhook.rules.scheduling import common as sc
-from webhook.rules.shape import mapping, shorten, type_error
+from webhook.rules.shape import mapping, shorten, strip_warning, type_error
 
 SPEC = FieldPath.root("spec")
 SG = SPEC.child("schedulingGroup")
@@ -26,8 +29,26 @@ def apply_defaults(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
-    """Nothing: ``schedulingGroup`` is kept even with GenericWorkload off (a warning says so)."""
-    return Mutation()
+    """The strategy's gate strip: ``spec.schedulingGroup`` goes while GenericWorkload is off."""
+    old = ctx.old if ctx.is_update() else None
+    return strip_scheduling_group(_spec(obj), _spec(old), SPEC, ctx)
+
+
+def _spec(obj: Any) -> Any:
+    return obj.get("spec") if isinstance(obj, dict) else None
+
+
+def strip_scheduling_group(spec: Any, old_spec: Any, path: FieldPath, ctx: RuleContext) -> Mutation:
+    """Drop ``schedulingGroup`` from a pod spec at ``path`` while GenericWorkload is off, unless
+    the stored spec (``old_spec``, an UPDATE) uses it already: what the apiserver's pod strategy
+    (and a workload's, for its pod template) does before validation."""
+    if ctx.gates.enabled(Gate.GENERIC_WORKLOAD) or not isinstance(spec, dict) or "schedulingGroup" not in spec:
+        return Mutation()
+    if isinstance(old_spec, dict) and old_spec.get("schedulingGroup") is not None:
+        return Mutation()
+    where = path.child("schedulingGroup")
+    warnings = [strip_warning(Gate.GENERIC_WORKLOAD, str(where))] if spec["schedulingGroup"] is not None else []
+    return Mutation([op_remove(where)], warnings)
 
 
 def scheduling_group(obj: Any) -> Any:
@@ -66,10 +87,8 @@ def validate_update(obj: dict[str, Any], old: dict[str, Any], ctx: RuleContext) 
 
 
 def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
-    """One note when ``schedulingGroup`` is used while GenericWorkload is off."""
-    if scheduling_group(obj) is None:
-        return []
-    return sc.gate_off_warning(ctx, "Pod spec.schedulingGroup", verb="drops")
+    """None: a ``schedulingGroup`` the gate drops is reported by ``mutate``."""
+    return []
 
 
 # --- PodGroup claim sharing (needs the cluster state) -------------------------------------------
@@ -162,5 +181,5 @@ RULES = KindRules(
     group="", kind="Pod", versions=("v1",), namespaced=True,
     plural="pods", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
     validate_update=validate_update, warnings=warnings,
-    state_warnings=state_warnings,
+    state_warnings=state_warnings, feasibility=True,
 )

@@ -1,0 +1,420 @@
+"""Pods placed one at a time, as kube-scheduler places them: node filters, then the pod's claims.
+
+Pure (the deadline is a ``time.monotonic()`` value passed in). For each pod, in order:
+
+1. its claims (``claims.pod_claims``): a reference not found makes it unschedulable;
+2. the candidate nodes: the Node objects, in name order, that pass the node filters
+   (``filters``) given what the pods already on them request;
+3. its pending claims allocated together on a candidate node by the one allocator
+   (``allocator.allocate``, which searches every candidate, as the scheduler filters every
+   node: a fatal error on any of them fails the pod). Claims already allocated (in the state,
+   or by an earlier pod: a named claim is shared) restrict the nodes and hold their devices;
+4. on success, the node, its requests and the devices are held for the next pod.
+
+The node chosen is the first in name order that fits (the scheduler scores the feasible nodes
+and may pick another). The replicas of one workload are identical, so placing them stops at the
+first one that does not fit: the later ones cannot fit either. The step budget applies per pod,
+the deadline to the whole call; at most ``REPLICAS_MAX`` pods are placed per call (past that,
+or past the deadline, the answer is "at least k"). A PodGroup with a gang policy binds its pods
+only when at least ``minCount`` of them (bound ones included) are placed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from webhook.allocator.candidate import allocation_of
+from webhook.allocator.classes import ClassMemo
+from webhook.allocator.engine import CUT_SHORT, ERROR, JOINT, Outcome, allocate, fold_results
+from webhook.allocator.model import AllocatedState, Model
+from webhook.allocator.reasons import Code, Reason, note, tally
+from webhook.gates import FeatureGates
+from webhook.state.pods import TERMINAL
+from webhook.workloads.claims import ClaimUse, Lookup, pod_claims
+from webhook.workloads.filters import NodeFacts, PodFilter, fit_reason, static_reason
+from webhook.workloads.kinds import Workload
+from webhook.workloads.resources import Amounts, _d, _l, pod_requests
+
+REPLICAS_MAX = 2_000
+"""Pods placed per call at most; a workload with more replicas gets "at least k" past it."""
+RESERVED_FOR_MAX = 256
+"""Consumers one ResourceClaim can be reserved for (upstream's ResourceClaimReservedForMaxSize)."""
+
+
+@dataclass
+class PodPlacement:
+    """Where one pod went (``node`` None: it was not placed) and the claims it uses."""
+
+    pod: str
+    node: str | None
+    claims: list[str]
+    outcome: Outcome
+    """The allocator's answer for this pod, node-filter reasons included."""
+
+
+@dataclass
+class Placement:
+    """The answer for a set of pods: per pod where it goes, and the first that did not fit."""
+
+    pods: list[PodPlacement] = field(default_factory=list)
+    replicas: int = 0
+    """Pods asked for (every replica of every workload)."""
+    placed: int = 0
+    allocations: list[dict[str, Any]] = field(default_factory=list)
+    """Every claim allocated on the way, once, in order: ``{"claim", "results"}``."""
+    failed: PodPlacement | None = None
+    """The first pod that was not placed."""
+    notes: list[Reason] = field(default_factory=list)
+    """About the whole answer: gangs below minCount, a cap or the deadline reached."""
+    steps: int = 0
+    cut: bool = False
+    """Placement stopped before every replica was tried (cap or deadline): ``placed`` is a floor."""
+
+    @property
+    def feasible(self) -> bool:
+        return self.placed == self.replicas and not self.cut
+
+
+class NodeUse:
+    """The Node objects, in name order, and what the pods on each request.
+
+    The facts of a snapshot's nodes and the use of its bound pods are read once per snapshot
+    (the live state keeps a kind's tuple while the kind does not change): ``_BASE`` holds the
+    latest; each placement copies only the use of the nodes its pods go to.
+    """
+
+    def __init__(self, nodes: tuple[Any, ...], pods: tuple[Any, ...]) -> None:
+        facts, used, count = _base(nodes, pods)
+        self.facts: dict[str, NodeFacts] = facts
+        self.used: dict[str, Amounts] = used
+        self.count: dict[str, int] = count
+        self.stamp: dict[str, int] = {}
+        """Per node, how often its use changed (the fit cache's key)."""
+        self._own: set[str] = set()
+
+    def add(self, node: str, requests: Amounts) -> None:
+        if node not in self._own:  # copy on first write: the base is shared by every request
+            if not self._own:
+                self.used, self.count = dict(self.used), dict(self.count)
+            self._own.add(node)
+            self.used[node] = dict(self.used.get(node, {}))
+        used = self.used[node]
+        for k, v in requests.items():
+            used[k] = used.get(k, 0) + v
+        self.count[node] = self.count.get(node, 0) + 1
+        self.stamp[node] = self.stamp.get(node, 0) + 1
+
+
+_Base = tuple[dict[str, NodeFacts], dict[str, Amounts], dict[str, int]]
+_BASE: list[tuple[tuple[Any, ...], tuple[Any, ...], _Base] | None] = [None]
+"""(the Node tuple, the Pod tuple, what ``_base`` made of them) of the latest snapshot read;
+replaced as one value, so serving threads never see a mix."""
+
+
+def _base(nodes: tuple[Any, ...], pods: tuple[Any, ...]) -> _Base:
+    entry = _BASE[0]
+    if entry is not None and entry[0] is nodes and entry[1] is pods:
+        return entry[2]
+    facts: dict[str, NodeFacts] = {}
+    if entry is not None and entry[0] is nodes:
+        facts = entry[2][0]
+    else:
+        named = sorted((n for n in nodes if isinstance(n, dict)), key=lambda n: str(_d(n.get("metadata")).get("name")))
+        for raw in named:
+            f = NodeFacts(raw)
+            if f.name:
+                facts.setdefault(f.name, f)
+    used: dict[str, Amounts] = {}
+    count: dict[str, int] = {}
+    for pod in pods:
+        spec = _d(pod.get("spec")) if isinstance(pod, dict) else {}
+        name = spec.get("nodeName")
+        if isinstance(name, str) and name in facts and _d(pod.get("status")).get("phase") not in TERMINAL:
+            into = used.setdefault(name, {})
+            for k, v in pod_requests(pod).items():
+                into[k] = into.get(k, 0) + v
+            count[name] = count.get(name, 0) + 1
+    got = (facts, used, count)
+    _BASE[0] = (nodes, pods, got)
+    return got
+
+
+FILTERS_MAX = 64
+_FILTERS: dict[Any, tuple[Any, Any, dict[str, Reason | None], dict[str, tuple[int, Reason | None]]]] = {}
+"""Pod shape -> (the node facts and use it was filtered against, static reasons, fit at that use)."""
+
+
+class _Filtered:
+    """The node filters' answers for one pod template, kept across its replicas: the static
+    ones once, the resource fit per node until that node's use changes. Both are computed once
+    per snapshot and pod shape (``_FILTERS``): the same pod asked about again, or another
+    replica of the same template in another request, costs a copy."""
+
+    def __init__(self, pf: PodFilter, nodes: NodeUse, prebound: bool) -> None:
+        self.pf = pf
+        key = (pf.signature(), prebound)
+        hit = _FILTERS.get(key)
+        if hit is None or hit[0] is not nodes.facts or hit[1] is not nodes.used:
+            static = {n: static_reason(pf, f, prebound=prebound) for n, f in nodes.facts.items()}
+            fit = {n: (0, fit_reason(pf, nodes.facts[n], nodes.used.get(n, {}), nodes.count.get(n, 0)))
+                   for n, why in static.items() if why is None}
+            hit = (nodes.facts, nodes.used, static, fit)
+            if len(_FILTERS) >= FILTERS_MAX:
+                _FILTERS.clear()
+            _FILTERS[key] = hit
+        self.static: dict[str, Reason | None] = hit[2]
+        self.fit: dict[str, tuple[int, Reason | None]] = dict(hit[3])
+
+    def split(self, nodes: NodeUse) -> tuple[list[str], dict[Reason, list[str]]]:
+        """(candidate nodes in order, the nodes each filter reason rejected)."""
+        ok: list[str] = []
+        rejected: dict[Reason, list[str]] = {}
+        for name, why in self.static.items():
+            if why is None:
+                stamp = nodes.stamp.get(name, 0)
+                hit = self.fit.get(name)
+                if hit is None or hit[0] != stamp:
+                    hit = self.fit[name] = (stamp, fit_reason(self.pf, nodes.facts[name], nodes.used.get(name, {}),
+                                                              nodes.count.get(name, 0)))
+                why = hit[1]
+            if why is None:
+                ok.append(name)
+            else:
+                rejected.setdefault(why._replace(node=""), []).append(name)
+        return ok, rejected
+
+
+class _Run:
+    """What the pods of one ``place`` call share: the state they change as they are placed."""
+
+    def __init__(self, model: Model, lookup: Lookup, gates: FeatureGates, max_steps: int,
+                 deadline: float) -> None:
+        self.model = model
+        self.lookup = lookup
+        self.gates = gates
+        self.max_steps = max_steps
+        self.deadline = deadline
+        self.nodes = NodeUse(lookup.snapshot.of("Node"), lookup.snapshot.of("Pod"))
+        self.held: AllocatedState = model.allocated
+        """Every device in use: the state's, then those of allocated input claims and placed pods."""
+        self.memo = ClassMemo()
+        """Node classes under ``held``, kept from pod to pod (``allocator.classes``)."""
+        self.folded: set[str] = set()
+        """Allocated claims from the input files whose devices ``held`` holds already."""
+        self.allocated: dict[str, dict[str, Any]] = {}
+        """Shared claims allocated by an earlier pod of this call, as they are stored then."""
+        self.consumers: dict[str, int] = {}
+        """Pods of this call that use each shared claim."""
+        self.groups: dict[str, list[PodPlacement]] = {}
+        """Pods placed per gang PodGroup (``namespace/name``)."""
+        self.members: dict[str, int] = {}
+        """Pods the answer is about per PodGroup (every replica, placed or not)."""
+
+
+def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: FeatureGates, *,
+          max_steps: int, deadline: float, only: str | None = None) -> Placement:
+    """Place the pods of ``workloads`` (in order, each workload's replicas in order), on node
+    ``only`` or on any Node. Never raises on odd input: a problem becomes the answer."""
+    run = _Run(model, lookup, gates, max_steps, deadline)
+    if only is not None:
+        run.nodes.facts = {k: v for k, v in run.nodes.facts.items() if k == only}
+    out = Placement(replicas=sum(w.replicas for w in workloads))
+    for w in workloads:
+        filtered: _Filtered | None = None
+        for i in range(w.replicas):
+            if len(out.pods) >= REPLICAS_MAX or (out.pods and time.monotonic() > deadline):
+                out.cut = True
+                out.notes.append(note(f"placed the first {REPLICAS_MAX} pods only: more may fit"
+                                      if len(out.pods) >= REPLICAS_MAX else
+                                      "the deadline was reached before every pod was placed: more may fit"))
+                return _gangs(run, out)
+            pod = w.pod(i)
+            if filtered is None:
+                pf = PodFilter.of(pod)
+                filtered = _Filtered(pf, run.nodes, bool(pf.node_name))
+                gkey = _group_key(pod)
+                if gkey:
+                    run.members[gkey] = run.members.get(gkey, 0) + w.replicas
+            got = _place_one(run, pod, filtered)
+            out.pods.append(got)
+            out.steps += got.outcome.steps
+            if got.node is None:  # the later replicas are the same pod: they cannot fit either
+                out.failed = out.failed or got
+                break
+            out.placed += 1
+            out.allocations += got.outcome.allocations()
+    return _gangs(run, out)
+
+
+def _group_key(pod: dict[str, Any]) -> str:
+    """``namespace/name`` of the pod's PodGroup (``spec.schedulingGroup``), or ""."""
+    name = _d(_d(pod.get("spec")).get("schedulingGroup")).get("podGroupName")
+    if not isinstance(name, str) or not name:
+        return ""
+    return f"{_d(pod.get('metadata')).get('namespace') or 'default'}/{name}"
+
+
+def _group_of(run: _Run, pod: dict[str, Any]) -> tuple[str, dict[str, Any] | None, list[str]]:
+    """(``namespace/name`` of the pod's PodGroup or "", the PodGroup, notes)."""
+    gkey = _group_key(pod)
+    if not gkey:
+        return "", None, []
+    ns, name = gkey.split("/", 1)
+    group = run.lookup.find("PodGroup", ns, name)
+    if group is None:
+        return gkey, None, [f"PodGroup {gkey} not found: the scheduler keeps its pods waiting"]
+    return gkey, group, []
+
+
+def _place_one(run: _Run, pod: dict[str, Any], filtered: _Filtered) -> PodPlacement:
+    meta = _d(pod.get("metadata"))
+    label = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+    gkey, group, notes = _group_of(run, pod)
+    uses, missing = pod_claims(pod, run.lookup, group, run.gates)
+    raws = [run.allocated.get(u.key, u.claim) for u in uses]
+    why = [note(n) for n in notes + missing]
+    if filtered.pf.node_name:
+        why += [note(n) for n in _prebound_notes(run, filtered.pf.node_name, uses, raws)]
+    why += [Reason(Code.CLAIM_RESERVED, claim=u.key, got=RESERVED_FOR_MAX) for u in uses
+            if u.shared and _consumers(run, u) >= RESERVED_FOR_MAX]
+    if why:  # the pod waits before any node is looked at
+        out = Outcome()
+        out.summary = why[0]
+        out.reasons = why
+        return PodPlacement(label, None, [u.key for u in uses], out)
+    _hold_allocated(run, uses, raws)
+    # Replicas of one template ask for claims of the same content (names aside, which no search
+    # reads) until a shared claim gets allocated: what fit for one fits for the next.
+    run.memo.same_claims((id(filtered), tuple((u.entry, u.shared, u.key if u.shared else "",
+                                               bool(_d(_d(r.get("status")).get("allocation"))))
+                                              for u, r in zip(uses, raws, strict=True))))
+    candidates, rejected = filtered.split(run.nodes)
+    out = _allocate(run, raws, candidates)
+    if not out.feasible:
+        _add_rejected(out, rejected, len(run.nodes.facts), len(candidates))
+        return PodPlacement(label, None, [u.key for u in uses], out)
+    _commit(run, out, uses, filtered.pf)
+    got = PodPlacement(label, out.node, [u.key for u in uses], out)
+    if group is not None and _gang_min(group) > 1:
+        run.groups.setdefault(gkey, []).append(got)
+    return got
+
+
+def _consumers(run: _Run, use: ClaimUse) -> int:
+    held = run.allocated.get(use.key, use.claim)
+    return len(_l(_d(held.get("status")).get("reservedFor"))) + run.consumers.get(use.key, 0)
+
+
+def _prebound_notes(run: _Run, node: str, uses: list[ClaimUse], raws: list[dict[str, Any]]) -> list[str]:
+    """A pod with ``spec.nodeName`` is never scheduled: the node must exist and every claim must
+    be allocated already (nothing else allocates them; the kubelet waits for them)."""
+    if node not in run.nodes.facts:
+        return [f"node {node} (spec.nodeName) is not in the cluster state"]
+    return [f"spec.nodeName is set: kube-scheduler does not schedule the pod, so nothing allocates "
+            f"claim {u.key}" for u, raw in zip(uses, raws, strict=True)
+            if not _d(_d(raw.get("status")).get("allocation"))]
+
+
+def _hold_allocated(run: _Run, uses: list[ClaimUse], raws: list[dict[str, Any]]) -> None:
+    """Allocated claims the state does not hold (from the input files): their devices are in
+    use from now on, once each (``allocate`` takes ``held`` as holding every allocated claim)."""
+    for u, raw in zip(uses, raws, strict=True):
+        alloc = _d(_d(raw.get("status")).get("allocation"))
+        key = tuple(u.key.split("/", 1))
+        if not alloc or u.key in run.folded or u.key in run.allocated or key in run.model.allocated_claims:
+            continue
+        run.folded.add(u.key)
+        results = _l(_d(alloc.get("devices")).get("results"))
+        held = run.held.copy()
+        held.add_results(results, run.model.gates)
+        run.held = held
+        run.memo.touch((str(_d(r).get("driver")), str(_d(r).get("pool"))) for r in results)
+
+
+def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str]) -> Outcome:
+    if not candidates:
+        return Outcome()
+    if not raws:
+        out = Outcome()
+        out.feasible, out.node, out.kind = True, candidates[0], "ok"
+        return out
+    return allocate(raws, run.model, nodes=candidates, held=run.held, memo=run.memo, mode=JOINT,
+                    max_steps=run.max_steps, deadline=run.deadline)
+
+
+def _add_rejected(out: Outcome, rejected: dict[Reason, list[str]], total: int, candidates: int) -> None:
+    """The filter reasons of the nodes that were not candidates, and the pod's summary."""
+    for why, names in rejected.items():
+        out.add_nodes([why], names)
+    if out.kind in (ERROR, CUT_SHORT):
+        return
+    counts: dict[tuple[Code, str], int] = {}
+    for w, names in rejected.items():
+        counts[(w.code, w.capacity)] = counts.get((w.code, w.capacity), 0) + len(names)
+    if candidates:
+        counts[(Code.NO_ALLOCATION, "")] = candidates
+    out.summary = tally(total, counts) if total else Reason(Code.NO_NODES)
+
+
+def _commit(run: _Run, out: Outcome, uses: list[ClaimUse], pf: PodFilter) -> None:
+    """Hold what the placed pod uses: its node's requests and its new claims' devices."""
+    assert out.node is not None
+    run.nodes.add(out.node, dict(pf.requests))
+    if out.results:
+        held = run.held.copy()
+        for got in out.results:
+            fold_results(held, got, run.model.gates)
+        run.held = held
+        run.memo.touch({(r.device.driver, r.device.pool) for got in out.results for r in got})
+    pending = iter(out.results)
+    for u in uses:
+        if u.shared:
+            run.consumers[u.key] = run.consumers.get(u.key, 0) + 1
+        stored = run.allocated.get(u.key, u.claim)
+        if _d(_d(stored.get("status")).get("allocation")):
+            continue
+        results = next(pending, [])
+        if u.shared:
+            run.allocated[u.key] = {**u.claim, "status": {"allocation": allocation_of(results)}}
+
+
+def _gang_min(group: dict[str, Any]) -> int:
+    gang = _d(_d(_d(group.get("spec")).get("schedulingPolicy")).get("gang"))
+    n = gang.get("minCount")
+    return n if isinstance(n, int) and not isinstance(n, bool) else 1
+
+
+def _gangs(run: _Run, out: Placement) -> Placement:
+    """Unplace the pods of gangs that reached fewer than ``minCount`` pods (bound ones counted).
+
+    Only a whole gang is judged: while fewer than ``minCount`` of its pods exist (the answer's,
+    and the pending and bound ones of the state: a pod reviewed on its own, say), the scheduler
+    waits for the others to appear and the answer is about these pods alone.
+    """
+    for gkey, placed in run.groups.items():
+        ns, name = gkey.split("/", 1)
+        group = run.lookup.find("PodGroup", ns, name)
+        need = _gang_min(group) if group is not None else 1
+        members = [p for p in run.lookup.snapshot.of("Pod") if _member(p, ns, name)]
+        bound = sum(1 for p in members if _d(_d(p).get("spec")).get("nodeName"))
+        if len(placed) + bound >= need or run.members.get(gkey, 0) + len(members) < need:
+            continue
+        for p in placed:
+            p.node = None
+        out.placed -= len(placed)
+        unbound = {c for p in placed for c in p.claims}  # nor are their claims allocated
+        out.allocations = [a for a in out.allocations if a["claim"] not in unbound]
+        out.notes.append(note(f"PodGroup {gkey} needs {need} pods (gang minCount), only "
+                              f"{len(placed) + bound} fit: none of its pods is bound"))
+    return out
+
+
+def _member(pod: Any, ns: str, group: str) -> bool:
+    """Whether a pod of the state belongs to PodGroup ``ns/group`` (terminal pods do not)."""
+    meta, spec = _d(_d(pod).get("metadata")), _d(_d(pod).get("spec"))
+    return ((meta.get("namespace") or "default") == ns
+            and _d(spec.get("schedulingGroup")).get("podGroupName") == group
+            and _d(_d(pod).get("status")).get("phase") not in TERMINAL)
