@@ -126,7 +126,7 @@ ROWS: list[SchedRow] = [
                         node_slice("rc", "a", [{"name": "d0", "attributes": {"model": {"string": "a"}}}]),
                         node_slice("rc", "b", [{"name": "d0"}])],
                  [claim("rc", "claim-0", MODEL_A), pod("rc", "pod-0", ["claim-0"], 2)]),
-        {"pod-0": False}, PODS,
+        {"pod-0": False}, "",
         "The scheduler filters every node; the selector fails at run time on the device of node b "
         "(no attribute model) and a filter error fails the whole attempt, although node a fits."),
 ]
