@@ -151,3 +151,17 @@ def compare(case: str, profile: str, obj: Any, ours: Verdict, upstream: Verdict,
     if not same_value(a, b):
         return differ(f"stored spec\n  ours spec:     {json.dumps(a)[:1500]}\n  upstream spec: {json.dumps(b)[:1500]}")
     return None
+
+
+def compare_status(case: str, profile: str, obj: Any, ours: Verdict, upstream: Verdict,
+                   old: Any) -> Disagreement | None:
+    """``compare`` for an UPDATE of ``/status``, plus the stored status when both admit (what the
+    status strategy keeps, drops or restores)."""
+    if (d := compare(case, profile, obj, ours, upstream, old=old)) is not None:
+        return d
+    if ours.allowed and upstream.allowed and ours.stored is not None and upstream.stored is not None:
+        a, b = _prune(ours.stored.get("status")), _prune(upstream.stored.get("status"))
+        if not same_value(a, b):
+            return Disagreement(case, profile, f"stored status\n  ours:     {json.dumps(a)[:1500]}\n"
+                                f"  upstream: {json.dumps(b)[:1500]}", obj, ours, upstream, old)
+    return None

@@ -21,7 +21,7 @@ import requests
 
 GROUP_VERSIONS = ("apis/resource.k8s.io/v1", "apis/scheduling.k8s.io/v1beta1")
 KINDS = {("resource.k8s.io", "v1", k) for k in ("ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
-                                                 "DeviceClass")}
+                                                 "DeviceClass", "DeviceTaintRule")}
 KINDS |= {("scheduling.k8s.io", "v1beta1", k) for k in ("PodGroup", "Workload")}
 #: Named schemas with a JSON form of their own (custom marshalling in Go).
 SPECIAL = {

@@ -19,7 +19,8 @@ REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "corpus" / "corpus.json"
 SERVED = {"resource.k8s.io/v1", "scheduling.k8s.io/v1beta1"}
 #: Kinds whose validation we claim to match upstream's whole (Pods: only spec.schedulingGroup).
-KINDS = {"ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "PodGroup", "Workload"}
+KINDS = {"ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "DeviceTaintRule", "PodGroup",
+         "Workload"}
 TABLES = ["tests.rules." + p.stem for p in sorted((REPO / "tests" / "rules").glob("test_*.py"))]
 
 
@@ -142,6 +143,9 @@ def _spec_edit(o: dict[str, Any]) -> dict[str, Any] | None:
             return n
     if kind == "DeviceClass":
         spec["selectors"] = [{"cel": {"expression": "true"}}]
+        return n
+    if kind == "DeviceTaintRule" and isinstance(spec.get("taint"), dict):
+        spec["taint"]["effect"] = "NoExecute" if spec["taint"].get("effect") != "NoExecute" else "None"
         return n
     return None
 

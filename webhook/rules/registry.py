@@ -12,12 +12,14 @@ from webhook.rules.claims import deviceclass, resourceclaim, resourceclaimtempla
 from webhook.rules.kind import KindRules
 from webhook.rules.scheduling import pod, podgroup, workload
 from webhook.rules.slices import resourceslice
+from webhook.rules.taints import devicetaintrule
 
 KINDS: Mapping[tuple[str, str], KindRules] = MappingProxyType({r.key: r for r in (
     resourceslice.RULES,
     resourceclaim.RULES,
     resourceclaimtemplate.RULES,
     deviceclass.RULES,
+    devicetaintrule.RULES,
     podgroup.RULES,
     workload.RULES,
     pod.RULES,
