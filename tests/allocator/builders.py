@@ -81,3 +81,17 @@ def claim(name: str, *requests: dict[str, Any], constraints: list[dict[str, Any]
 def result(device: str, pool: str = "pool", driver: str = DRV, request: str = "req-0",
            **kw: Any) -> dict[str, Any]:
     return {"request": request, "driver": driver, "pool": pool, "device": device, **kw}
+
+
+def taint_rule(name: str, effect: str = "NoSchedule", key: str = "example.com/maintenance", value: str = "",
+               **selector: str | None) -> dict[str, Any]:
+    """A DeviceTaintRule; ``selector`` holds driver/pool/device (``selector=None`` for none at all)."""
+    spec: dict[str, Any] = {"taint": {"key": key, "effect": effect, **({"value": value} if value else {})}}
+    if "selector" not in selector:
+        spec["deviceSelector"] = dict(selector)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": name}, "spec": spec}
+
+
+def toleration(key: str = "example.com/maintenance", operator: str = "Exists", effect: str = "",
+               **kw: Any) -> dict[str, Any]:
+    return {"key": key, "operator": operator, **({"effect": effect} if effect else {}), **kw}

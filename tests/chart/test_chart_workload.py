@@ -9,6 +9,8 @@ import yaml
 from tests.chart.helpers import Rendered, render, rendered_ci
 from webhook.config import Settings, parse_config
 from webhook.gates import KNOWN
+from webhook.state.base import KINDS
+from webhook.state.reflector import KIND_APIS
 
 GUNICORN_GRACEFUL_TIMEOUT = 25
 
@@ -143,15 +145,12 @@ def test_rbac_is_read_only_on_exactly_the_watched_kinds(ci: Rendered):
     role = ci.one("ClusterRole")
     granted = {(g, res): sorted(rule["verbs"])
                for rule in role["rules"] for g in rule["apiGroups"] for res in rule["resources"]}
-    assert granted == {
-        ("resource.k8s.io", "resourceslices"): ["get", "list", "watch"],
-        ("resource.k8s.io", "deviceclasses"): ["get", "list", "watch"],
-        ("resource.k8s.io", "resourceclaims"): ["get", "list", "watch"],
-        ("resource.k8s.io", "resourceclaimtemplates"): ["get", "list", "watch"],
-        ("scheduling.k8s.io", "workloads"): ["get", "list", "watch"],
-        ("scheduling.k8s.io", "podgroups"): ["get", "list", "watch"],
-        ("", "nodes"): ["get", "list", "watch"],
-    }
+    # Derived from the kinds the live state watches (state.base.KINDS, reflector.KIND_APIS): the
+    # RBAC cannot drift from what the reflectors list.
+    watched = {(api.api_version.rpartition("/")[0], api.path.rpartition("/")[2])
+               for api in (KIND_APIS[k] for k in KINDS)}
+    assert granted == dict.fromkeys(watched, ["get", "list", "watch"])
+    assert ("resource.k8s.io", "devicetaintrules") in granted
     assert not any("resourceNames" in r or "nonResourceURLs" in r for r in role["rules"])
     assert ci.maybe("Role") is None and ci.maybe("RoleBinding") is None
 

@@ -273,3 +273,9 @@ def claim_obj(name: str, namespace: str = "default") -> dict[str, Any]:
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
             "metadata": {"name": name, "namespace": namespace},
             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}
+
+
+def rule_obj(name: str, driver: str = "gpu.example.com", effect: str = "NoSchedule") -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": name},
+            "spec": {"deviceSelector": {"driver": driver}, "taint": {"key": "example.com/maintenance",
+                                                                     "effect": effect}}}

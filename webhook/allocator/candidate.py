@@ -21,11 +21,12 @@ from webhook.allocator.capacity import (
 )
 from webhook.allocator.claims import AllocError, Claim, Leaf, Selector
 from webhook.allocator.constraints import ConstraintState
-from webhook.allocator.fit import selector_matches, untolerated_taint
+from webhook.allocator.fit import selector_matches
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, Num
 from webhook.allocator.pools import Pool
 from webhook.allocator.pooluse import PoolUse, Undo
 from webhook.allocator.reasons import Code, Reason, fatal
+from webhook.allocator.taints import untolerated
 from webhook.gates import FeatureGates
 
 BINDING = "binding"
@@ -241,9 +242,9 @@ class Candidates:
             if why is not None:
                 return why
         if self.taints_on:
-            taint = untolerated_taint(leaf, dev)
+            taint = untolerated(leaf.tolerations, self.model.taints(dev))
             if taint is not None:
-                return Reason(Code.TAINT, device=dev.name, taint=taint)
+                return Reason(Code.TAINT, device=dev.name, taint=taint.label(), rule=taint.rule)
         why = self.constraints[ci].add(leaf, dev, undo)
         if why is not None:
             return why

@@ -1,14 +1,15 @@
 """Equivalence classes of identical nodes: a node pool's "does not fit" is found once per class.
 
 Pure. Two nodes are in one class when the search cannot tell them apart: their gathered pools,
-in search order, hold the same devices (names, drivers, capacity, counters, groups, taints,
-binding conditions, per-device node selection *as it resolves for that node*) in the same
-allocated state, they declare the same optional node operations, and their attributes are the
-same except for *identifying* attributes (``identifying``): attributes whose values never repeat
-on another node, such as GPU UUIDs. Those are compared by their pattern of equality within the
-node (first-occurrence numbering), which is all that constraints and pruning look at. Node,
-slice and pool names are not part of a class: no failure reason of a complete, valid pool
-names them (nodes with an incomplete or invalid pool get no class and are always searched).
+in search order, hold the same devices (names, drivers, capacity, counters, groups, taints of
+the slice and of the DeviceTaintRules that select them, binding conditions, per-device node
+selection *as it resolves for that node*) in the same allocated state, they declare the same
+optional node operations, and their attributes are the same except for *identifying* attributes
+(``identifying``): attributes whose values never repeat on another node, such as GPU UUIDs.
+Those are compared by their pattern of equality within the node (first-occurrence numbering),
+which is all that constraints and pruning look at. Node, slice and pool names are not part of a
+class: no failure reason of a complete, valid pool names them (nodes with an incomplete or
+invalid pool get no class and are always searched).
 
 A request may use classes only when no CEL expression it evaluates (class and request
 selectors, derived attributes) can read an identifying attribute (``transferable``): otherwise
@@ -144,8 +145,11 @@ def _device_key(model: Model, dev: Device, node: NodeInfo, ident: frozenset[str]
     k = dev.dkey
     alloc = model.allocated
     agg = alloc.aggregated.get(k)
+    # DeviceTaintRules are per model, not per device (``_shape``): a rule that taints one node's
+    # devices and not another's puts the two nodes in different classes.
     return (base, tuple(attrs), bool(dev.slice.per_device) and dev.matches_node(node),
-            k in alloc.dedicated, k in alloc.shared, tuple(sorted(agg.items())) if agg else ())
+            k in alloc.dedicated, k in alloc.shared, tuple(sorted(agg.items())) if agg else (),
+            model.rule_taints(dev))
 
 
 def _node_key(model: Model, node: NodeInfo) -> tuple[Any, ...] | None:

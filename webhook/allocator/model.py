@@ -35,6 +35,7 @@ from webhook.allocator.devices import (
     qnum,
     qty,
 )
+from webhook.allocator.taints import NO_RULES, Taint, TaintRules
 from webhook.allocator.variant import STABLE, variant
 from webhook.gates import FeatureGates, Gate
 from webhook.state.base import ClusterSnapshot
@@ -182,6 +183,14 @@ class Model:
                 if isinstance(raw, dict):
                     dc = DeviceClassInfo(raw)
                     self.classes[dc.name] = dc
+        self._rule_raws = snapshot.of("DeviceTaintRule")
+        if not (gates.enabled(Gate.DRA_DEVICE_TAINTS) and gates.enabled(Gate.DRA_DEVICE_TAINT_RULES)):
+            self.taint_rules = NO_RULES  # the scheduler's slice tracker applies no rules then
+        elif prev is not None and prev._rule_raws is self._rule_raws:
+            self.taint_rules = prev.taint_rules
+        else:
+            self.taint_rules = TaintRules(self._rule_raws) if self._rule_raws else NO_RULES
+        """The DeviceTaintRules that apply under these gates (``taints.py``)."""
         self._claim_raws = snapshot.of("ResourceClaim")
         self.allocated: AllocatedState
         self.allocated_claims: dict[tuple[str, str], dict[str, Any]]
@@ -214,6 +223,17 @@ class Model:
         """Node equivalence classes (``classes.py``), built on first use."""
         self.sel_cache: dict[Any, dict[int, Any]] = _SEL
         self.lock = threading.Lock()
+
+    def taints(self, dev: Device) -> tuple[Taint, ...]:
+        """The device's taints as the scheduler sees them: its slice's, then those of the
+        DeviceTaintRules that select it (``taints.py``)."""
+        if not self.taint_rules:
+            return dev.taints
+        return dev.taints + self.taint_rules.of(*dev.dkey)
+
+    def rule_taints(self, dev: Device) -> tuple[Taint, ...]:
+        """Only the taints DeviceTaintRules add to the device."""
+        return self.taint_rules.of(*dev.dkey) if self.taint_rules else ()
 
     def node(self, name: str) -> NodeInfo:
         return self.nodes.get(name) or NodeInfo(name, {})

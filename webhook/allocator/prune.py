@@ -22,8 +22,8 @@ from webhook.allocator.capacity import CapacityError, Consumed, remaining_fit
 from webhook.allocator.claims import AllocError, Leaf
 from webhook.allocator.constraints import ConstraintState, attribute_value
 from webhook.allocator.derived import Value
-from webhook.allocator.fit import untolerated_taint
 from webhook.allocator.reasons import Code, Reason
+from webhook.allocator.taints import untolerated
 
 if TYPE_CHECKING:
     from webhook.allocator.model import Device, Model, NodeInfo
@@ -334,7 +334,7 @@ def _fits(s: Search, leaf: Leaf, dev: Device, consumed: Consumed | Reason | None
         return False
     if dev.consumes and not s.pd:
         return False
-    return not (s.taints_on and untolerated_taint(leaf, dev) is not None)
+    return not (s.taints_on and untolerated(leaf.tolerations, s.model.taints(dev)) is not None)
 
 
 def _common(keys: Any, pos_of: dict[tuple[str, str, str], int]) -> list[tuple[str, str, str]]:

@@ -69,6 +69,7 @@ KIND_APIS: dict[str, KindAPI] = {a.kind: a for a in (
     _api("Workload", "SchedulingV1beta1Api", "list_workload"),
     _api("PodGroup", "SchedulingV1beta1Api", "list_pod_group"),
     KindAPI("Node", "v1", "CoreV1Api", "list_node", "/api/v1/nodes", False),  # state only: no rules
+    _api("DeviceTaintRule", "ResourceV1Api", "list_device_taint_rule"),
 )}
 """The kinds the live state lists and watches (``state.base.KINDS``)."""
 
