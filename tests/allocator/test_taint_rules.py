@@ -154,3 +154,21 @@ def test_same_outcome_with_node_classes_on_and_off(monkeypatch: pytest.MonkeyPat
     assert outcome() == on
     if case == "first-nodes-pool":
         assert json.loads(on)[1] != gen.node_name(0)  # the tainted node is passed over
+
+
+def test_a_state_directory_brings_its_rules(tmp_path: Any) -> None:
+    """`--cluster-state DIR` reads DeviceTaintRules like the other kinds (here: the example state
+    plus a driver-wide NoSchedule rule, which leaves no GPU for an untolerating claim)."""
+    import shutil
+    from pathlib import Path
+
+    from webhook.state.files import from_dir
+    root = Path(__file__).resolve().parents[2]
+    shutil.copytree(root / "examples" / "cluster", tmp_path / "cluster")
+    (tmp_path / "cluster" / "rule.json").write_text(json.dumps(taint_rule("all-gpus", driver="gpu.example.com")))
+    state = from_dir(tmp_path / "cluster")
+    assert [r["metadata"]["name"] for r in state.of("DeviceTaintRule")] == ["all-gpus"]
+    one_gpu = claim("c", req(cls="gpu.example.com"))
+    assert run_simulate([one_gpu], state, DEFAULT, None, output="json")[0] == 1
+    tolerant = claim("c", req(cls="gpu.example.com", tolerations=[toleration()]))
+    assert run_simulate([tolerant], state, DEFAULT, None, output="json")[0] == 0

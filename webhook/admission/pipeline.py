@@ -16,6 +16,7 @@ from typing import Any, Literal
 from webhook.admission.envelope import AdmissionRequest, parse_review
 from webhook.admission.response import build_response, sanitize_warnings
 from webhook.allocator.feasibility import feasibility_warnings
+from webhook.allocator.impact import impact_warnings
 from webhook.config import Settings
 from webhook.defaulting import plan_capacity_defaults
 from webhook.fielderrors import FieldError
@@ -96,10 +97,13 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
         out.errors = list(rules.validate(obj, ctx))
     out.notes.extend(rules.warnings(obj, ctx))
     out.notes.extend(_state_notes(rules, obj, view))
-    if out.allowed and settings.feasibility and rules.feasibility and (
-            req.operation == "CREATE" or req.dry_run) and req.subresource == "":
-        out.feasibility = _feasibility(obj, settings, view, deadline)
-        out.feasibility_checked = True
+    if out.allowed and settings.feasibility and req.subresource == "":
+        if rules.feasibility and (req.operation == "CREATE" or req.dry_run):
+            out.feasibility = _feasibility(obj, settings, view, deadline)
+            out.feasibility_checked = True
+        elif rules.impact:
+            out.feasibility = _feasibility(obj, settings, view, deadline, old=req.old, impact=True)
+            out.feasibility_checked = True
     return out
 
 
@@ -165,8 +169,9 @@ def _state_notes(rules: KindRules, obj: dict[str, Any], view: StateView | None) 
 
 
 def _feasibility(obj: dict[str, Any], settings: Settings, view: StateView | None,
-                 deadline: float | None) -> list[str]:
-    """Feasibility warnings; any failure here only ever becomes a warning."""
+                 deadline: float | None, *, old: dict[str, Any] | None = None, impact: bool = False) -> list[str]:
+    """Feasibility warnings (with ``impact``: the impact preview of a write over ``old``); any
+    failure here only ever becomes a warning."""
     if view is None:
         return []
     if not view.ready:
@@ -176,8 +181,12 @@ def _feasibility(obj: dict[str, Any], settings: Settings, view: StateView | None
     if budget_end <= now:
         return ["feasibility: not checked, no time left before the request deadline"]
     try:
-        warnings = feasibility_warnings(obj, view.snapshot, settings.gates, deadline=budget_end,
-                                        max_steps=settings.allocator_max_steps)
+        if impact:
+            warnings = impact_warnings(obj, old, view.snapshot, settings.gates, deadline=budget_end,
+                                       max_steps=settings.allocator_max_steps)
+        else:
+            warnings = feasibility_warnings(obj, view.snapshot, settings.gates, deadline=budget_end,
+                                            max_steps=settings.allocator_max_steps)
         if view.stale:
             warnings.append(f"feasibility: {view.stale}; the answer may be out of date")
         return warnings

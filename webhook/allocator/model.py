@@ -175,22 +175,10 @@ class Model:
         else:
             self.nodes = _nodes(node_raws, self._index)
         self._class_raws = snapshot.of("DeviceClass")
-        if prev is not None and prev._class_raws is self._class_raws:
-            self.classes: dict[str, DeviceClassInfo] = prev.classes
-        else:
-            self.classes = {}
-            for raw in self._class_raws:
-                if isinstance(raw, dict):
-                    dc = DeviceClassInfo(raw)
-                    self.classes[dc.name] = dc
-        self._rule_raws = snapshot.of("DeviceTaintRule")
-        if not (gates.enabled(Gate.DRA_DEVICE_TAINTS) and gates.enabled(Gate.DRA_DEVICE_TAINT_RULES)):
-            self.taint_rules = NO_RULES  # the scheduler's slice tracker applies no rules then
-        elif prev is not None and prev._rule_raws is self._rule_raws:
-            self.taint_rules = prev.taint_rules
-        else:
-            self.taint_rules = TaintRules(self._rule_raws) if self._rule_raws else NO_RULES
-        """The DeviceTaintRules that apply under these gates (``taints.py``)."""
+        self.classes: dict[str, DeviceClassInfo] = (
+            prev.classes if prev is not None and prev._class_raws is self._class_raws else
+            {dc.name: dc for dc in (DeviceClassInfo(raw) for raw in self._class_raws if isinstance(raw, dict))})
+        self.taint_rules = _taint_rules(snapshot.of("DeviceTaintRule"), gates, prev)
         self._claim_raws = snapshot.of("ResourceClaim")
         self.allocated: AllocatedState
         self.allocated_claims: dict[tuple[str, str], dict[str, Any]]
@@ -292,6 +280,17 @@ class Model:
                 got.setdefault(sl.pool_key(), []).append(sl)
             self._by_pool = got
         return got.get(key, [])
+
+
+def _taint_rules(raws: tuple[Any, ...], gates: FeatureGates, prev: Model | None) -> TaintRules:
+    """The DeviceTaintRules that apply under these gates (``Model.taint_rules``): the previous
+    model's while the kind is unchanged; none while a gate is off (the scheduler's slice tracker
+    then applies no rules)."""
+    if not (gates.enabled(Gate.DRA_DEVICE_TAINTS) and gates.enabled(Gate.DRA_DEVICE_TAINT_RULES)) or not raws:
+        return NO_RULES
+    if prev is not None and prev.taint_rules.raws is raws:
+        return prev.taint_rules
+    return TaintRules(raws)
 
 
 def _nodes(node_raws: tuple[Any, ...], index: _Index) -> dict[str, NodeInfo]:

@@ -102,9 +102,11 @@ class TaintRules:
     snapshot order (cached per device: the search asks again and again).
     """
 
-    __slots__ = ("_index", "_order", "_memo", "rules")
+    __slots__ = ("_index", "_memo", "raws", "rules")
 
-    def __init__(self, raws: Iterable[Any]) -> None:
+    def __init__(self, raws: tuple[Any, ...]) -> None:
+        self.raws = raws
+        """The raw rules of the snapshot (a model reuses these rules while they are the same)."""
         self._index: dict[tuple[str | None, str | None, str | None], list[tuple[int, Taint]]] = {}
         self.rules: list[tuple[str, Any, Taint]] = []
         """(name, selector, taint) of every rule that selects something, in snapshot order."""

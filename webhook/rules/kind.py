@@ -58,6 +58,9 @@ class KindRules:
     """Notes that need the cluster state (e.g. a pod joining a PodGroup)."""
     feasibility: bool = False
     """Whether dry-run/CREATE requests get allocator feasibility warnings."""
+    impact: bool = False
+    """Whether CREATE/UPDATE requests get the impact preview: ``feasibility:`` warnings naming the
+    existing claims the write would make infeasible or evict (``allocator/impact.py``)."""
     capacity_defaulting: bool = False
     """Whether ``/mutate`` makes the consumed capacity of its device requests explicit."""
 

@@ -87,5 +87,5 @@ META = meta.MetaRules(generate_name_checked=False, generation_set_on_create=True
 RULES = KindRules(
     group="resource.k8s.io", kind="DeviceClass", versions=("v1",), namespaced=False,
     plural="deviceclasses", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
-    validate_update=validate_update, warnings=warnings,
+    validate_update=validate_update, warnings=warnings, impact=True,
 )

@@ -124,5 +124,5 @@ META = meta.MetaRules(generation_set_on_create=True)
 RULES = KindRules(
     group="resource.k8s.io", kind="DeviceTaintRule", versions=("v1",), namespaced=False,
     plural="devicetaintrules", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
-    validate_update=validate_update, warnings=warnings,
+    validate_update=validate_update, warnings=warnings, impact=True,
 )
