@@ -11,7 +11,8 @@ condition); we answer before it, for every write, as ``feasibility:`` warnings, 
   shortest ``tolerationSeconds``. Claims an UPDATE's old rule evicts already are not repeated.
 - **pending claims that stop fitting**: each claim of the state without an allocation (for a
   DeviceClass: those whose requests name the class) is allocated alone against the state before
-  and after the write; those that fit before and not after are named, the first with its reason.
+  and after the write; those that fit before and not after are named, the first with the reason
+  it no longer fits on the node where it fit before.
 
 Both follow the gates as the scheduler and the eviction controller do (no rule applies while
 ``DRADeviceTaintRules`` or ``DRADeviceTaints`` is off). One step budget and the deadline cover
@@ -160,8 +161,8 @@ def _stop_fitting(pending: list[dict[str, Any]], before: Model, after: Model, de
                 cut = a.summary.detail if a.summary is not None else "budget"
                 break
             if not a.feasible:
-                ranked = a.ranked(1)
-                lost.append((claim_label(raw), ranked[0] if ranked else None))
+                lost.append((claim_label(raw), _why_not_there(raw, after, b.node, deadline, clock) if not lost
+                             else None))
         checked += 1
     out: list[str] = []
     if lost:
@@ -175,6 +176,16 @@ def _stop_fitting(pending: list[dict[str, Any]], before: Model, after: Model, de
         out.append(f"{PREFIX}impact preview checked {checked} of {len(pending)} pending claims"
                    + (f" ({cut})" if cut else f" (at most {PENDING_MAX})"))
     return out
+
+
+def _why_not_there(raw: dict[str, Any], after: Model, node: str | None, deadline: float,
+                   clock: Callable[[], float]) -> Reason | None:
+    """Why the claim no longer fits on the node where it fit before (the reason that matters to
+    whoever made the change), from a search of that node alone."""
+    if node is None:
+        return None
+    ranked = allocate([raw], after, node=node, deadline=deadline, clock=clock).ranked(1)
+    return ranked[0] if ranked else None
 
 
 def _count(n: int, what: str) -> str:
