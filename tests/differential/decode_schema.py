@@ -19,10 +19,12 @@ from typing import Any
 
 import requests
 
-GROUP_VERSIONS = ("apis/resource.k8s.io/v1", "apis/scheduling.k8s.io/v1beta1")
-KINDS = {("resource.k8s.io", "v1", k) for k in ("ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
-                                                 "DeviceClass", "DeviceTaintRule")}
-KINDS |= {("scheduling.k8s.io", "v1beta1", k) for k in ("PodGroup", "Workload")}
+from webhook.rules.registry import KINDS as REGISTRY
+
+#: Every kind of the registry at its preferred version; not Pods (only their spec.schedulingGroup
+#: is ours, and the apiserver has decoded them before any webhook sees them).
+KINDS = {(r.group, r.versions[0], r.kind) for r in REGISTRY.values() if r.kind != "Pod"}
+GROUP_VERSIONS = sorted({f"apis/{group}/{version}" for group, version, _ in KINDS})
 #: Named schemas with a JSON form of their own (custom marshalling in Go).
 SPECIAL = {
     "io.k8s.apimachinery.pkg.api.resource.Quantity": {"t": "quantity"},
