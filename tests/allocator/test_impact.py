@@ -111,15 +111,25 @@ def test_many_claims_fit_in_three_short_warnings() -> None:
     assert got[1].startswith("feasibility: 30 pending claims would no longer fit: default/claim-with")
 
 
-@pytest.mark.parametrize(("max_steps", "deadline", "why"), [
-    pytest.param(1, FAR, "step budget", id="steps"),
-    pytest.param(100_000, 0.0, "deadline", id="deadline"),
+@pytest.mark.parametrize(("max_steps", "deadline", "want"), [
+    pytest.param(1, FAR, "feasibility: impact preview could not decide 5 pending claims (step budget of one check)",
+                 id="steps-per-check"),
+    pytest.param(100_000, 0.0, "feasibility: impact preview checked 0 of 5 pending claims (deadline)",
+                 id="deadline-for-the-whole"),
 ])
-def test_a_preview_out_of_budget_says_how_far_it_got(max_steps: int, deadline: float, why: str) -> None:
+def test_a_preview_out_of_budget_says_so(max_steps: int, deadline: float, want: str) -> None:
     snap = state(*[claim(f"p{i}", req(count=2)) for i in range(5)])
-    got = preview(taint_rule("r", device="g0"), snap, max_steps=max_steps, deadline=deadline)
-    assert got[-1].startswith("feasibility: impact preview checked ") and "of 5 pending claims" in got[-1]
-    assert why in got[-1] or "steps" in got[-1]
+    assert preview(taint_rule("r", device="g0"), snap, max_steps=max_steps, deadline=deadline) == [want]
+
+
+def test_the_deadline_met_midway_stops_the_preview() -> None:
+    """A clock that passes the deadline after the first claim's checks: the rest is not checked."""
+    ticks = iter(range(10**6))
+    snap = state(*[claim(f"p{i}", req(count=2)) for i in range(5)])
+    got = impact_warnings(taint_rule("r", device="g0"), None, snap, DEFAULT, deadline=3, max_steps=100_000,
+                          clock=lambda: float(next(ticks)))
+    assert got[0].startswith("feasibility: ") and got[-1].startswith("feasibility: impact preview checked ")
+    assert got[-1].endswith(" of 5 pending claims (deadline)") and "checked 5 of" not in got[-1]
 
 
 def test_at_most_pending_max_claims_are_checked() -> None:

@@ -15,9 +15,10 @@ condition); we answer before it, for every write, as ``feasibility:`` warnings, 
   it no longer fits on the node where it fit before.
 
 Both follow the gates as the scheduler and the eviction controller do (no rule applies while
-``DRADeviceTaintRules`` or ``DRADeviceTaints`` is off). One step budget and the deadline cover
-the whole preview; when they run out the preview says how far it got. At most
-``WARNINGS_MAX`` warnings, each at most ``WARNING_LENGTH_MAX`` characters.
+``DRADeviceTaintRules`` or ``DRADeviceTaints`` is off). Each claim's check has the step budget of
+one feasibility check, and the request deadline bounds the whole preview; when either runs out
+the preview says so. At most ``WARNINGS_MAX`` warnings, each at most ``WARNING_LENGTH_MAX``
+characters.
 """
 
 from __future__ import annotations
@@ -141,28 +142,24 @@ def _pending(snapshot: ClusterSnapshot, wanted: Callable[[dict[str, Any]], bool]
 
 def _stop_fitting(pending: list[dict[str, Any]], before: Model, after: Model, deadline: float, max_steps: int,
                   clock: Callable[[], float], this_rule: str = "") -> list[str]:
-    """The pending-claims part: who fits before and not after, within the budget. The reason of
-    the first does not repeat ``this_rule`` (the rule under review) when it is its taint."""
+    """The pending-claims part: who fits before and not after. Each check has the step budget of
+    one feasibility check; one that runs out of it leaves its claim undecided; the deadline ends
+    the preview. The reason of the first does not repeat ``this_rule`` (the rule under review)."""
     lost: list[tuple[str, Reason | None]] = []
-    steps, checked, cut = 0, 0, ""
+    checked, undecided, out_of_time = 0, 0, False
     for raw in pending[:PENDING_MAX]:
-        if clock() >= deadline or steps >= max_steps:
-            cut = "deadline" if clock() >= deadline else "step budget"
+        if clock() >= deadline:
+            out_of_time = True
             break
-        b = allocate([raw], before, max_steps=max_steps - steps, deadline=deadline, clock=clock)
-        steps += b.steps
-        if b.kind == CUT_SHORT:
-            cut = b.summary.detail if b.summary is not None else "budget"
-            break
-        if b.feasible:
-            a = allocate([raw], after, max_steps=max_steps - steps, deadline=deadline, clock=clock)
-            steps += a.steps
-            if a.kind == CUT_SHORT:
-                cut = a.summary.detail if a.summary is not None else "budget"
+        b = allocate([raw], before, max_steps=max_steps, deadline=deadline, clock=clock)
+        a = allocate([raw], after, max_steps=max_steps, deadline=deadline, clock=clock) if b.feasible else b
+        if CUT_SHORT in (a.kind, b.kind):
+            if clock() >= deadline:
+                out_of_time = True
                 break
-            if not a.feasible:
-                lost.append((claim_label(raw), _why_not_there(raw, after, b.node, deadline, clock) if not lost
-                             else None))
+            undecided += 1
+        elif not a.feasible and b.feasible:
+            lost.append((claim_label(raw), None if lost else _why_not_there(raw, after, b.node, deadline, clock)))
         checked += 1
     out: list[str] = []
     if lost:
@@ -171,10 +168,12 @@ def _stop_fitting(pending: list[dict[str, Any]], before: Model, after: Model, de
         first = lost[0][1]
         if first is not None:
             out.append(warning_line(first._replace(rule="") if this_rule and first.rule == this_rule else first))
-    total = min(len(pending), PENDING_MAX)
-    if cut or total < len(pending):
+    if out_of_time or len(pending) > PENDING_MAX:
         out.append(f"{PREFIX}impact preview checked {checked} of {len(pending)} pending claims"
-                   + (f" ({cut})" if cut else f" (at most {PENDING_MAX})"))
+                   + (" (deadline)" if out_of_time else f" (at most {PENDING_MAX})"))
+    elif undecided:
+        out.append(f"{PREFIX}impact preview could not decide {_count(undecided, 'pending claim')} "
+                   "(step budget of one check)")
     return out
 
 
