@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -37,7 +38,6 @@ from webhook.allocator.taints import parse_taint, parse_toleration, selects, tol
 from webhook.gates import FeatureGates, Gate
 from webhook.state.base import ClusterSnapshot
 
-KINDS = ("DeviceTaintRule", "DeviceClass")
 PENDING_MAX = 200
 """Pending claims checked at most (each is two allocations)."""
 
@@ -64,10 +64,28 @@ def _with(snapshot: ClusterSnapshot, kind: str, name: str, obj: dict[str, Any] |
                            snapshot.synced_at, snapshot.version)
 
 
+@dataclass(frozen=True)
+class _Preview:
+    """What a write of one kind can do to existing claims."""
+
+    affects: Callable[[dict[str, Any], str], bool]
+    """Whether a pending claim may stop fitting when the object named so is written."""
+    is_rule: bool
+    """A DeviceTaintRule: it may evict (NoExecute), it names itself in reasons, and nothing
+    applies it while its gates are off."""
+
+
+_PREVIEWS: dict[str, _Preview] = {
+    "DeviceTaintRule": _Preview(lambda raw, name: True, is_rule=True),
+    "DeviceClass": _Preview(lambda raw, name: name in _classes_of(raw), is_rule=False),
+}
+
+
 def _warnings(obj: dict[str, Any], old: dict[str, Any] | None, snapshot: ClusterSnapshot, gates: FeatureGates,
               deadline: float, max_steps: int, clock: Callable[[], float]) -> list[str]:
     kind, name = _s(obj.get("kind")), _name(obj)
-    if kind not in KINDS or not name:
+    what = _PREVIEWS.get(kind)
+    if what is None or not name:
         return []
     stored = next((o for o in snapshot.of(kind) if _name(o) == name), None)
     # The state before the write: the old object as the request gives it (the live state has it
@@ -79,31 +97,30 @@ def _warnings(obj: dict[str, Any], old: dict[str, Any] | None, snapshot: Cluster
     before_model = prev if before is snapshot else Model(before, gates, prev)
     after_model = Model(_with(snapshot, kind, name, obj), gates, prev)
     out: list[str] = []
-    if kind == "DeviceTaintRule":
+    if what.is_rule:
         already = {c for c, _ in _evicted(current, prev)}  # the rule as it is evicts these already
         evicted = sorted((c, s) for c, s in _evicted(obj, prev) if c not in already)
         if evicted:
             head = f"{PREFIX}NoExecute would evict the pods of {_count(len(evicted), 'allocated claim')}: "
             out.append(_names_line(head, [c + (f" after {s} s" if s else "") for c, s in evicted]))
-        pending = _pending(snapshot, lambda raw: True)
-    else:
-        pending = _pending(snapshot, lambda raw: name in _classes_of(raw))
-    if pending and _rules_change_allocation(kind, gates):
+        if not _rules_apply(gates):
+            return out  # the scheduler ignores rules: no allocation changes
+    pending = [raw for raw in snapshot.of("ResourceClaim") if isinstance(raw, dict)
+               and not _d(_d(raw.get("status")).get("allocation")) and what.affects(raw, name)]
+    if pending:
         out += _stop_fitting(pending, before_model, after_model, deadline, max_steps, clock,
-                             this_rule=name if kind == "DeviceTaintRule" else "")
+                             this_rule=name if what.is_rule else "")
     return out[:WARNINGS_MAX]
 
 
-def _rules_change_allocation(kind: str, gates: FeatureGates) -> bool:
-    """A rule changes no allocation while the scheduler ignores rules."""
-    return kind != "DeviceTaintRule" or (gates.enabled(Gate.DRA_DEVICE_TAINTS)
-                                         and gates.enabled(Gate.DRA_DEVICE_TAINT_RULES))
+def _rules_apply(gates: FeatureGates) -> bool:
+    """Whether the scheduler and the eviction controller apply DeviceTaintRules."""
+    return gates.enabled(Gate.DRA_DEVICE_TAINTS) and gates.enabled(Gate.DRA_DEVICE_TAINT_RULES)
 
 
 def _evicted(rule: dict[str, Any] | None, model: Model) -> set[tuple[str, int]]:
     """(claim label, seconds until eviction) for every allocated claim ``rule`` evicts pods of."""
-    g = model.gates
-    if rule is None or not (g.enabled(Gate.DRA_DEVICE_TAINTS) and g.enabled(Gate.DRA_DEVICE_TAINT_RULES)):
+    if rule is None or not _rules_apply(model.gates):
         return set()  # the eviction controller ignores rules (and taints) then
     spec = _d(rule.get("spec"))
     taint = parse_taint(spec.get("taint"), _name(rule))
@@ -133,11 +150,6 @@ def _classes_of(raw: dict[str, Any]) -> set[str]:
             if _s(body.get("deviceClassName")):
                 out.add(_s(body.get("deviceClassName")))
     return out
-
-
-def _pending(snapshot: ClusterSnapshot, wanted: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
-    return [raw for raw in snapshot.of("ResourceClaim")
-            if isinstance(raw, dict) and not _d(_d(raw.get("status")).get("allocation")) and wanted(raw)]
 
 
 def _stop_fitting(pending: list[dict[str, Any]], before: Model, after: Model, deadline: float, max_steps: int,

@@ -102,14 +102,12 @@ class TaintRules:
     snapshot order (cached per device: the search asks again and again).
     """
 
-    __slots__ = ("_index", "_memo", "raws", "rules")
+    __slots__ = ("_index", "_memo", "raws")
 
     def __init__(self, raws: tuple[Any, ...]) -> None:
         self.raws = raws
         """The raw rules of the snapshot (a model reuses these rules while they are the same)."""
         self._index: dict[tuple[str | None, str | None, str | None], list[tuple[int, Taint]]] = {}
-        self.rules: list[tuple[str, Any, Taint]] = []
-        """(name, selector, taint) of every rule that selects something, in snapshot order."""
         for i, raw in enumerate(raws):
             meta, spec = _d(_d(raw).get("metadata")), _d(_d(raw).get("spec"))
             sel = spec.get("deviceSelector")
@@ -119,7 +117,6 @@ class TaintRules:
             key = tuple(v if isinstance(v, str) else None for v in (sel.get("driver"), sel.get("pool"),
                                                                    sel.get("device")))
             self._index.setdefault(key, []).append((i, taint))  # type: ignore[arg-type]
-            self.rules.append((taint.rule, sel, taint))
         self._memo: dict[tuple[str, str, str], tuple[Taint, ...]] = {}
 
     def __bool__(self) -> bool:
