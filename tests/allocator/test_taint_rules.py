@@ -61,7 +61,7 @@ def test_toleration(tol: Toleration, want: bool) -> None:
 def test_only_blocking_effects_exclude() -> None:
     taints = [Taint("a", "", "None"), Taint("b", "", "Bogus"), Taint("c", "", "NoExecute", "r")]
     assert untolerated((), taints) == taints[2]
-    assert untolerated([Toleration("c", "Exists", "", "", 5)], taints) is None  # tolerationSeconds: still allocates
+    assert untolerated((Toleration("c", "Exists", "", "", 5),), taints) is None  # tolerationSeconds: still allocates
 
 
 def test_rule_taints_follow_the_slices_own_in_snapshot_order() -> None:

@@ -86,11 +86,11 @@ def tolerates(tol: Toleration, taint: Taint) -> bool:
     return tol.operator == "Equal" and tol.value == taint.value
 
 
-def untolerated(tolerations: Iterable[Toleration], taints: Iterable[Taint]) -> Taint | None:
-    """The first taint that keeps the device from a request with ``tolerations`` (None: usable)."""
-    tols = tuple(tolerations)
+def untolerated(tolerations: tuple[Toleration, ...], taints: Iterable[Taint]) -> Taint | None:
+    """The first taint that keeps the device from a request with ``tolerations`` (None: usable).
+    On the search's hot path: most devices have no taint, and then this is one loop test."""
     for taint in taints:
-        if taint.effect in BLOCKING and not any(tolerates(t, taint) for t in tols):
+        if taint.effect in BLOCKING and not any(tolerates(t, taint) for t in tolerations):
             return taint
     return None
 
