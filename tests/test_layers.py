@@ -211,7 +211,7 @@ def test_every_kind_module_is_registered() -> None:
                     if any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "RULES"
                                                              for t in n.targets)
                            for n in ast.parse(f.read_text()).body)]
-    assert len(kind_modules) == 12
+    assert len(kind_modules) == 13
     records = [importlib.import_module(m).RULES for m in kind_modules]
     assert all(isinstance(r, KindRules) for r in records)
     assert sorted(r.key for r in records) == sorted(KINDS)

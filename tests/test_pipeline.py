@@ -97,3 +97,39 @@ def test_review_endpoint_returns_patch_and_verdict_together():
     resp, _ = run_review(review(groups), Settings(), None, endpoint="review")
     assert resp["response"]["allowed"] is True
     assert decode_patch(resp) == [{"op": "remove", "path": "/spec/devices/0/consumesCounters/0/compatibilityGroups"}]
+
+
+UNHEALTHY = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": "unhealthy"},
+             "spec": {"deviceSelector": {"driver": "gpu.example.com", "pool": "worker-2-gpus"},
+                      "taint": {"key": "example.com/unhealthy", "effect": "NoExecute"}}}
+EVICTION = "feasibility: NoExecute would evict the pods of 1 allocated claim: default/training-gpu"
+
+
+@pytest.mark.parametrize(("op", "dry_run", "subresource", "want"), [
+    pytest.param("CREATE", False, "", [EVICTION], id="create"),
+    pytest.param("CREATE", True, "", [EVICTION], id="create-dry-run"),
+    pytest.param("UPDATE", False, "", [EVICTION], id="update-from-none"),
+    pytest.param("UPDATE", False, "status", [], id="status-update-no-preview"),
+])
+def test_a_device_taint_rule_gets_the_impact_preview(op, dry_run, subresource, want):
+    old = None
+    if op == "UPDATE":
+        old = copy.deepcopy(UNHEALTHY)
+        old["spec"]["taint"]["effect"] = "None"
+        old["metadata"]["resourceVersion"] = "1"
+    new = copy.deepcopy(UNHEALTHY)
+    if old is not None:
+        new["metadata"]["resourceVersion"] = "1"
+        if subresource:
+            new["spec"] = copy.deepcopy(old["spec"])
+    doc = review(new, op=op, old=old, dry_run=dry_run)
+    doc["request"]["subResource"] = subresource
+    resp, out = run_review(doc, Settings(), StaticState(EXAMPLES), endpoint="validate")
+    assert resp["response"]["allowed"] is True
+    assert resp["response"].get("warnings", []) == want
+    assert out.feasibility_checked is (subresource == "")
+
+
+def test_no_impact_preview_when_feasibility_is_off():
+    resp, _ = run_review(review(UNHEALTHY), Settings(feasibility=False), StaticState(EXAMPLES), endpoint="validate")
+    assert resp["response"].get("warnings", []) == []

@@ -80,9 +80,10 @@ _GATES = (
         "on: requestPolicy ranges use milli-unit arithmetic; off (the 1.37 default while the "
         "minimum compatibility version is 1.36): values rounded up to integers")),
     GateSpec(Gate.DRA_DEVICE_TAINTS, GA, True, requires=_DRA, effect=(
-        "off: strips device taints and request tolerations; allocator ignores taints")),
-    GateSpec(Gate.DRA_DEVICE_TAINT_RULES, GA, True, requires=(Gate.DRA_DEVICE_TAINTS,),
-             effect="DeviceTaintRule API (not handled here)"),
+        "off: strips device taints and request tolerations; allocator ignores taints, DeviceTaintRules too")),
+    GateSpec(Gate.DRA_DEVICE_TAINT_RULES, GA, True, requires=(Gate.DRA_DEVICE_TAINTS,), effect=(
+        "off: the allocator and the impact preview ignore DeviceTaintRules (the apiserver still "
+        "serves and validates them)")),
     GateSpec(Gate.DRA_DEVICE_BINDING_CONDITIONS, BETA, True,
              requires=(*_DRA, Gate.DRA_RESOURCE_CLAIM_DEVICE_STATUS), effect=(
                  "off (or DRAResourceClaimDeviceStatus off): strips binding conditions; such devices "

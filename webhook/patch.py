@@ -29,6 +29,17 @@ def op_replace(path: str | FieldPath, value: Any) -> dict[str, Any]:
             "value": value}
 
 
+def plan_restore(member: str, obj: dict[str, Any], old: dict[str, Any]) -> list[dict[str, Any]]:
+    """Ops that make the top-level ``obj[member]`` equal to the stored ``old[member]`` (what a
+    strategy does when it keeps the stored status on a main-resource UPDATE, or the stored spec
+    on a ``/status`` one)."""
+    if obj.get(member) == old.get(member):
+        return []
+    if member not in old:
+        return [op_remove("/" + member)]
+    return [(op_replace if member in obj else op_add)("/" + member, copy.deepcopy(old[member]))]
+
+
 class PatchError(ValueError):
     """A patch does not apply to the document (a bug on our side)."""
 

@@ -95,3 +95,17 @@ def searched_nodes(monkeypatch: Any) -> list[str]:
         return real(model, node, *a)
     monkeypatch.setattr(engine, "_on_node", counting)
     return calls
+
+
+def taint_rule(name: str, effect: str = "NoSchedule", key: str = "example.com/maintenance", value: str = "",
+               **selector: str | None) -> dict[str, Any]:
+    """A DeviceTaintRule; ``selector`` holds driver/pool/device (``selector=None`` for none at all)."""
+    spec: dict[str, Any] = {"taint": {"key": key, "effect": effect, **({"value": value} if value else {})}}
+    if "selector" not in selector:
+        spec["deviceSelector"] = dict(selector)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": name}, "spec": spec}
+
+
+def toleration(key: str = "example.com/maintenance", operator: str = "Exists", effect: str = "",
+               **kw: Any) -> dict[str, Any]:
+    return {"key": key, "operator": operator, **({"effect": effect} if effect else {}), **kw}

@@ -11,7 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.allocator.builders import DRV, claim, counters, dev, device_class, first_available, node, req, result, rslice
+from tests.allocator.builders import (
+    DRV,
+    claim,
+    counters,
+    dev,
+    device_class,
+    first_available,
+    node,
+    req,
+    result,
+    rslice,
+    taint_rule,
+    toleration,
+)
 
 NODES = [node("node-1", zone="a"), node("node-2", zone="b"), device_class()]
 #: The stable allocator runs when nothing beyond its features is on.
@@ -183,6 +196,45 @@ ROWS: list[Row] = [
         {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "tpl"},
          "spec": {"spec": {"devices": {"requests": [req()]}}}}],
      [group(templates=("tpl",))], WORKLOAD, [["g0"]]),
+    # DeviceTaintRules, applied as the scheduler's slice tracker applies them (dra-allocate runs it).
+    ("taint-rule-no-schedule-skips-the-device", NODES + [rslice("s1", [dev("g0"), dev("g1")]),
+                                                         taint_rule("r", device="g0")],
+     [C(req())], {}, [["g1"]]),
+    ("taint-rule-tolerated", NODES + [rslice("s1", [dev("g0"), dev("g1")]), taint_rule("r", device="g0")],
+     [C(req(tolerations=[toleration()]))], {}, [["g0"]]),
+    ("taint-rule-none-only-reports", NODES + [rslice("s1", [dev("g0")]), taint_rule("r", "None")],
+     [C(req())], {}, [["g0"]]),
+    ("taint-rule-unknown-effect-is-ignored", NODES + [rslice("s1", [dev("g0")]), taint_rule("r", "Bogus")],
+     [C(req())], {}, [["g0"]]),
+    ("taint-rule-without-selector-selects-nothing", NODES + [rslice("s1", [dev("g0")]),
+                                                             taint_rule("r", "NoExecute", selector=None)],
+     [C(req())], {}, [["g0"]]),
+    ("taint-rule-empty-selector-selects-everything", NODES + [rslice("s1", [dev("g0")]), taint_rule("r")],
+     [C(req())], {}, None),
+    ("taint-rule-pool-of-one-node", NODES + [rslice("s1", [dev("g0")], pool="p1"),
+                                             rslice("s2", [dev("g0")], pool="p2", node_name="node-2"),
+                                             taint_rule("r", "NoExecute", pool="p1")],
+     [C(req())], {}, [["g0"]]),
+    ("taint-rule-driver-mismatch", NODES + [rslice("s1", [dev("g0")]), taint_rule("r", driver="other.example.com")],
+     [C(req())], {}, [["g0"]]),
+    ("taint-rule-gate-off-ignored", NODES + [rslice("s1", [dev("g0")]), taint_rule("r")],
+     [C(req())], {"DRADeviceTaintRules": False}, [["g0"]]),
+    ("taint-rule-toleration-value-must-match", NODES + [rslice("s1", [dev("g0")]), taint_rule("r", value="a")],
+     [C(req(tolerations=[toleration(operator="Equal", value="b")]))], {}, None),
+    ("taint-rule-toleration-other-effect", NODES + [rslice("s1", [dev("g0")]), taint_rule("r", "NoExecute")],
+     [C(req(tolerations=[toleration(effect="NoSchedule")]))], {}, None),
+    ("taint-rule-no-execute-tolerated-for-a-while-allocates", NODES + [
+        rslice("s1", [dev("g0")]), taint_rule("r", "NoExecute")],
+     [C(req(tolerations=[toleration(effect="NoExecute", tolerationSeconds=0)]))], {}, [["g0"]]),
+    ("slice-taint-and-rule-taint-both-tolerated", NODES + [
+        rslice("s1", [dev("g0", taints=[{"key": "example.com/own", "effect": "NoSchedule"}])]), taint_rule("r")],
+     [C(req(tolerations=[toleration(), toleration("example.com/own")]))], {}, [["g0"]]),
+    ("slice-taint-kept-with-rules-gate-off", NODES + [
+        rslice("s1", [dev("g0", taints=[{"key": "example.com/own", "effect": "NoSchedule"}]), dev("g1")])],
+     [C(req())], {"DRADeviceTaintRules": False}, [["g1"]]),
+    ("taints-gate-off-ignores-rules-and-slice-taints", NODES + [
+        rslice("s1", [dev("g0", taints=[{"key": "example.com/own", "effect": "NoSchedule"}])]), taint_rule("r")],
+     [C(req())], {"DRADeviceTaints": False, "DRADeviceTaintRules": False}, [["g0"]]),
     # firstAvailable: the first subrequest that can be satisfied wins (guards the search order).
     ("first-available-second-subrequest", NODES + [rslice("s1", [dev("g0")])],
      [C(first_available("r", req("two", count=2), req("one")))], {}, [["g0"]]),

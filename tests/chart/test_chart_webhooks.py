@@ -9,13 +9,7 @@ from tests.chart.helpers import SERVICE, Rendered, render, rendered_ci
 from webhook.rules.registry import KINDS
 from webhook.workloads import WORKLOAD_KINDS
 
-DRA_RULES = {
-    ("resource.k8s.io", "v1", "resourceslices", "Cluster"),
-    ("resource.k8s.io", "v1", "resourceclaims", "Namespaced"),
-    ("resource.k8s.io", "v1", "resourceclaimtemplates", "Namespaced"),
-    ("scheduling.k8s.io", "v1beta1", "podgroups", "Namespaced"),
-    ("scheduling.k8s.io", "v1beta1", "workloads", "Namespaced"),
-}
+#: The pod webhook's own rule; the main webhooks route every other kind of the registry.
 POD_RULES = {("", "v1", "pods", "Namespaced")}
 #: The workload kinds of the registry: records that only add feasibility (never validate).
 WORKLOAD_RULES = {(r.group, r.versions[0], r.plural, "Namespaced") for r in KINDS.values() if r.kind in WORKLOAD_KINDS}
@@ -24,6 +18,11 @@ POD_CONDITION = {"name": "uses-claims-or-scheduling-group", "expression":
                  "size(object.spec.resourceClaims) > 0)"}
 GROUP_CONDITION = {"name": "uses-scheduling-group", "expression": "has(object.spec.schedulingGroup)"}
 DRY_RUN_CONDITION = {"name": "dry-run-only", "expression": "request.dryRun == true"}
+#: Derived from the kind registry, so a new kind cannot be left out of the chart (or the chart
+#: route a kind we do not check): the preferred version of each (matchPolicy Equivalent sends
+#: the others converted to it), at the kind's scope.
+DRA_RULES = {(r.group, r.versions[0], r.plural, "Namespaced" if r.namespaced else "Cluster")
+             for r in KINDS.values()} - POD_RULES - WORKLOAD_RULES
 
 
 def _flat_rules(webhook: dict) -> tuple[set[tuple[str, str, str, str]], set[str]]:
@@ -47,6 +46,14 @@ def test_default_install_has_one_mutating_and_one_validating_webhook(default: Re
         "mutate.dra-webhook.io"]
     assert [w["name"] for w in default.one("ValidatingWebhookConfiguration")["webhooks"]] == [
         "validate.dra-webhook.io"]
+
+
+def test_the_registry_routes_what_the_issue_asked_for():
+    """The derivation holds the kinds it must (a registry that lost one would shrink the chart)."""
+    assert {("resource.k8s.io", "v1", "deviceclasses", "Cluster"),
+            ("resource.k8s.io", "v1", "devicetaintrules", "Cluster"),
+            ("resource.k8s.io", "v1", "resourceslices", "Cluster")} <= DRA_RULES
+    assert len(DRA_RULES) == len(KINDS) - 1
 
 
 def test_rules_name_exactly_our_resources_and_operations(ci: Rendered):

@@ -28,6 +28,8 @@ ADMISSION_SET = {"PodGroup": ("priority", "preemptionPolicy"), "Workload": ()}
 SERVER_SET = ("timeAdded",)
 #: Go fields without `omitempty`: the apiserver always encodes them, zero or not.
 ZERO_ENCODED = {"generation": 0}
+#: Go integers with `omitempty`: the apiserver leaves out a zero (a condition's observedGeneration).
+ZERO_OMITTED = ("observedGeneration",)
 
 
 @dataclass
@@ -67,7 +69,8 @@ def _prune(value: Any) -> Any:
         out = {k: _null_strings(v) if k in STRING_MAPS and isinstance(v, dict) else _prune(v)
                for k, v in value.items() if k not in SERVER_SET}
         return {k: v for k, v in out.items() if v not in (None, [], {}, "") and
-                not (k in ZERO_ENCODED and v == ZERO_ENCODED[k] and type(v) is int)}
+                not (k in ZERO_ENCODED and v == ZERO_ENCODED[k] and type(v) is int) and
+                not (k in ZERO_OMITTED and v == 0 and type(v) is int)}
     if isinstance(value, list):
         return [_prune(v) for v in value]
     return value
@@ -153,4 +156,18 @@ def compare(case: str, profile: str, obj: Any, ours: Verdict, upstream: Verdict,
     a, b = stored_spec(ours.stored), stored_spec(upstream.stored)
     if not same_value(a, b):
         return differ(f"stored spec\n  ours spec:     {json.dumps(a)[:1500]}\n  upstream spec: {json.dumps(b)[:1500]}")
+    return None
+
+
+def compare_status(case: str, profile: str, obj: Any, ours: Verdict, upstream: Verdict,
+                   old: Any) -> Disagreement | None:
+    """``compare`` for an UPDATE of ``/status``, plus the stored status when both admit (what the
+    status strategy keeps, drops or restores)."""
+    if (d := compare(case, profile, obj, ours, upstream, old=old)) is not None:
+        return d
+    if ours.allowed and upstream.allowed and ours.stored is not None and upstream.stored is not None:
+        a, b = _prune(ours.stored.get("status")), _prune(upstream.stored.get("status"))
+        if not same_value(a, b):
+            return Disagreement(case, profile, f"stored status\n  ours:     {json.dumps(a)[:1500]}\n"
+                                f"  upstream: {json.dumps(b)[:1500]}", obj, ours, upstream, old)
     return None

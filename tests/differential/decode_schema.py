@@ -21,9 +21,13 @@ import requests
 
 
 def _kinds() -> set[tuple[str, str, str]]:
-    """(group, version, kind) of every version of every kind we validate (the rules registry)."""
+    """(group, version, kind) of every version of every kind we validate (the rules registry): not
+    the core group's Pod (only its schedulingGroup is ours) nor the workload kinds (the apiserver
+    validates them; we only add feasibility)."""
     from webhook.rules.registry import KINDS as REGISTRY
-    return {(r.group, v, r.kind) for r in REGISTRY.values() if r.group for v in r.versions}
+    from webhook.workloads.kinds import WORKLOAD_KINDS
+    return {(r.group, v, r.kind) for r in REGISTRY.values() if r.group and r.kind not in WORKLOAD_KINDS
+            for v in r.versions}
 
 
 KINDS = _kinds()

@@ -5,9 +5,10 @@ slices give), 1-4 pools (node-local, shared by `allNodes` or a node selector, pe
 selection, or spread over several nodes; several slices, stale generations, incomplete pools,
 counter sets with `consumesCounters` and compatibility groups null/[]/some), devices with
 attributes, capacities (`allowMultipleAllocations` with request policies), taints; DeviceClasses
-with selectors; claims already allocated in the state (shareIDs, consumedCapacity, admin
-access); and 1-3 claims to allocate together (counts, `All`, `firstAvailable`, constraints, CEL
-selectors, some of which fail at run time on devices without the attribute, capacity requests,
+with selectors; DeviceTaintRules selecting devices, pools or drivers (every effect, an unknown
+one too); claims already allocated in the state (shareIDs, consumedCapacity, admin access); and
+1-3 claims to allocate together (counts, `All`, `firstAvailable`, constraints, CEL selectors,
+some of which fail at run time on devices without the attribute, capacity requests,
 tolerations), sometimes through a PodGroup with claims and templates. Objects are valid as the
 apiserver would store them; the generator aims at the allocator's decisions, not at validation.
 
@@ -88,6 +89,7 @@ def alloc_profiles() -> dict[str, dict[str, bool]]:
         "all-on-no-PD": _off(on, "DRAPartitionableDevices"),
         "all-on-no-CC": _off(on, "DRAConsumableCapacity"),
         "all-on-no-taints": _off(on, "DRADeviceTaints"),
+        "defaults-no-taint-rules": _off({}, "DRADeviceTaintRules"),
         "defaults-no-binding": _off({}, "DRADeviceBindingConditions"),
         "stable": _off({}, "DRAConsumableCapacity", "DRADeviceBindingConditions"),
     }.items()}
@@ -478,7 +480,8 @@ def request_body(r: R, f: Fields) -> dict[str, Any]:
         body["tolerations"] = [r.pick([
             {"key": "broken", "operator": "Exists"}, {"key": "broken", "operator": "Equal", "value": "yes"},
             {"key": "maint", "operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists"},
-            {"key": "broken"}])]
+            {"key": "broken"}, {"key": RULE_KEY, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30},
+            {"key": RULE_KEY, "operator": "Equal", "value": "drain"}])]
     if r.p(f.odds(f.cc, 0.3, 0.03)):
         amounts = {"mem": [2**30, 2**31, 2**32, 2**33, 2**34 + 1], "cores": [0.5, 1, 1.5, 2, 3, 8],
                    "bw": [1, 3, 16, 1000, 1500, 5000]}
@@ -563,6 +566,35 @@ def fixed_allocation(r: R, slices: list[dict[str, Any]], nodes: list[str]) -> di
     return alloc
 
 
+RULE_KEY = "example.com/evict"
+
+
+def taint_rules(r: R, slices: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """DeviceTaintRules of the state: each selects by driver, pool and/or device of what the
+    slices publish (or another driver, or everything, or nothing), with a taint of any effect."""
+    out: list[dict[str, Any]] = []
+    devs = [(s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"]) for s in slices
+            for d in s["spec"].get("devices", ())]
+    if not devs or not r.p(0.3):
+        return out
+    for i in range(r.weighted({1: 4, 2: 2, 3: 1})):
+        driver, pool_name, name = r.pick(devs)
+        shape = r.weighted({"device": 3, "pool": 2, "pool-device": 2, "driver": 1, "other-driver": 0.3,
+                            "everything": 0.3, "nothing": 0.3})
+        sel: dict[str, Any] | None = {
+            "device": {"driver": driver, "device": name}, "pool": {"pool": pool_name},
+            "pool-device": {"driver": driver, "pool": pool_name, "device": name}, "driver": {"driver": driver},
+            "other-driver": {"driver": OTHER}, "everything": {}, "nothing": None}[shape]
+        taint: dict[str, Any] = {"key": r.weighted({RULE_KEY: 3, "maint": 1, "broken": 1}),
+                                 "effect": r.weighted({"NoSchedule": 3, "NoExecute": 2, "None": 1, "Bogus": 0.1})}
+        if r.p(0.4):
+            taint["value"] = r.pick(["drain", "yes"])
+        spec: dict[str, Any] = {"taint": taint, **({"deviceSelector": sel} if sel is not None else {})}
+        out.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": _meta(f"rule-{i}"),
+                    "spec": spec})
+    return out
+
+
 def allocated_claims(r: R, slices: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Claims of the state that already hold devices (some of which may no longer exist)."""
     devs = [(s["spec"]["driver"], s["spec"]["pool"]["name"], d) for s in slices for d in s["spec"].get("devices", ())]
@@ -614,6 +646,10 @@ def build(rnd: random.Random) -> Scenario:
     state.extend(sorted(slices, key=lambda s: s["metadata"]["name"]))
     state.extend(device_classes())
     state.extend(allocated_claims(r, slices))
+    rules = taint_rules(r, slices)
+    if rules:
+        tags.add("taint-rules")
+        state.extend(rules)
     group = r.p(0.2)
     wheres = [r.pick(["claim-input", "claim-state", "template-input", "template-state"]) if group else "claim-input"
               for _ in range(r.weighted({1: 6, 2: 3, 3: 1}))]

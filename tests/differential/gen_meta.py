@@ -49,6 +49,10 @@ BASES: dict[str, dict[str, Any]] = {
     "DeviceClass": {
         "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
         "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}},
+    "DeviceTaintRule": {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule",
+        "spec": {"deviceSelector": {"driver": "gpu.example.com"},
+                 "taint": {"key": "example.com/maintenance", "effect": "NoSchedule"}}},
     "ResourceClaim": {
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
         "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}},
@@ -63,7 +67,7 @@ BASES: dict[str, dict[str, Any]] = {
         "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload",
         "spec": {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"basic": {}}}]}},
 }
-NAMESPACED = {"ResourceSlice": False, "DeviceClass": False, "ResourceClaim": True,
+NAMESPACED = {"ResourceSlice": False, "DeviceClass": False, "DeviceTaintRule": False, "ResourceClaim": True,
               "ResourceClaimTemplate": True, "PodGroup": True, "Workload": True}
 KINDS = tuple(BASES)
 

@@ -36,7 +36,8 @@ SERVED = frozenset(r.api_version(v) for r in KINDS_BY_KEY.values() for v in r.ve
 #: The version of each kind the rules judge; the others are converted to it (`test_versions_diff`).
 PREFERRED = frozenset(r.api_version() for r in KINDS_BY_KEY.values() if r.group)
 #: Kinds whose validation we claim to match upstream's whole (Pods: only spec.schedulingGroup).
-KINDS = {"ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "PodGroup", "Workload"}
+KINDS = {"ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "DeviceTaintRule", "PodGroup",
+         "Workload"}
 TABLES = ["tests.rules." + p.stem for p in sorted((REPO / "tests" / "rules").glob("test_*.py"))]
 
 
@@ -160,6 +161,9 @@ def _spec_edit(o: dict[str, Any]) -> dict[str, Any] | None:
             return n
     if kind == "DeviceClass":
         spec["selectors"] = [{"cel": {"expression": "true"}}]
+        return n
+    if kind == "DeviceTaintRule" and isinstance(spec.get("taint"), dict):
+        spec["taint"]["effect"] = "NoExecute" if spec["taint"].get("effect") != "NoExecute" else "None"
         return n
     return None
 

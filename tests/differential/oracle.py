@@ -186,6 +186,28 @@ class ApiOracle:
         finally:
             self._send("DELETE", self._url(profile, obj, name), None, dry_run=False)
 
+    def status_update(self, profile: str, obj: Mapping[str, Any], first: dict[str, Any] | None,
+                      second: dict[str, Any], name: str) -> tuple[Verdict, dict[str, Any] | None, Verdict]:
+        """Store ``obj`` (as ``name``) for real; if ``first`` is given, write it as the status for
+        real; then dry-run ``second`` as the status of what is stored. (old verdict, new object
+        sent, verdict); the stored object is deleted after."""
+        obj = _renamed(obj, name)
+        made = _verdict(self._send("POST", self._url(profile, obj), obj, dry_run=False))
+        if not made.allowed or made.stored is None:
+            return made, None, Verdict(False, code=0, message="object not stored")
+        status_url = self._url(profile, obj, name) + "/status"
+        try:
+            stored = made.stored
+            if first is not None:
+                put = _verdict(self._send("PUT", status_url, {**stored, "status": first}, dry_run=False))
+                if not put.allowed or put.stored is None:
+                    return put, None, Verdict(False, code=0, message="first status not stored")
+                stored = put.stored
+            new = {**json.loads(json.dumps(stored)), "status": second}
+            return Verdict(True, stored=stored), new, _verdict(self._send("PUT", status_url, new))
+        finally:
+            self._send("DELETE", self._url(profile, obj, name), None, dry_run=False)
+
     # -- bulk ----------------------------------------------------------------------------------
 
     def stored_as_many(self, jobs: Sequence[tuple[str, Mapping[str, Any], str]], api_version: str) -> list[Verdict]:

@@ -14,7 +14,8 @@ from typing import Any
 
 from tests.differential.oracle import Verdict
 from webhook.admission.decode import check as decode_check
-from webhook.cli.review import review_objects
+from webhook.admission.pipeline import review
+from webhook.cli.review import build_review, review_objects, with_defaults
 from webhook.config import Settings
 from webhook.gates import KNOWN, FeatureGates
 
@@ -41,3 +42,16 @@ def our_verdict(obj: dict[str, Any], gates: Mapping[str, bool], old: dict[str, A
     stored = out.mutated if r["allowed"] else None
     return Verdict(bool(r["allowed"]), causes=causes, stored=stored, code=200 if r["allowed"] else 422,
                    message=str((r.get("status") or {}).get("message", "")))
+
+
+def our_status_verdict(obj: dict[str, Any], gates: Mapping[str, bool], old: dict[str, Any]) -> Verdict:
+    """Our answer for an UPDATE of ``/status`` (as ``our_verdict``, with the subresource set)."""
+    if (bad := decode_check(obj)) is not None:
+        return Verdict(False, code=400, message=bad.message)
+    doc = build_review(with_defaults(copy.deepcopy(obj)), with_defaults(old), "UPDATE", True)
+    doc["request"]["subResource"] = "status"
+    resp, out = review(doc, settings_for(gates), None)
+    r = resp["response"]
+    causes = frozenset((e.field, str(e.type)) for e in out.errors)
+    return Verdict(bool(r["allowed"]), causes=causes, stored=out.mutated if r["allowed"] else None,
+                   code=200 if r["allowed"] else 422, message=str((r.get("status") or {}).get("message", "")))

@@ -29,3 +29,4 @@ def test_every_kind_we_validate_can_be_decoded():
     assert decodable_kinds() == {f"{g}/{v}/{k}" for g, v, k in KINDS}
     assert "resource.k8s.io/v1beta1/ResourceSlice" in decodable_kinds()
     assert "scheduling.k8s.io/v1beta1/Workload" in decodable_kinds()
+    assert "resource.k8s.io/v1/DeviceTaintRule" in decodable_kinds()

@@ -19,15 +19,12 @@ from typing import Any
 import pytest
 
 from tests.differential import gen_claims
-from tests.differential.compare import Disagreement, _prune, compare, same_value
+from tests.differential.compare import Disagreement, compare, compare_status
 from tests.differential.conftest import scale
 from tests.differential.generated import draw_many, judge, report
-from tests.differential.oracle import ApiOracle, Verdict, _verdict
-from tests.differential.ours import our_verdict, settings_for
+from tests.differential.oracle import ApiOracle
+from tests.differential.ours import our_status_verdict, our_verdict
 from tests.differential.profiles import profiles
-from webhook.admission.decode import check as decode_check
-from webhook.admission.pipeline import review
-from webhook.cli.review import build_review, with_defaults
 
 pytestmark = pytest.mark.differential
 
@@ -176,59 +173,6 @@ def test_generated_claims_update(api_oracle: ApiOracle) -> None:
 
 # -- UPDATE of /status -----------------------------------------------------------------------------
 
-def _status_url(oracle: ApiOracle, profile: str, obj: dict[str, Any], name: str) -> str:
-    return oracle._url(profile, obj, name) + "/status"
-
-
-def status_update(oracle: ApiOracle, profile: str, claim: dict[str, Any], first: dict[str, Any] | None,
-                  second: dict[str, Any], name: str) -> tuple[Verdict, dict[str, Any] | None, Verdict]:
-    """Store ``claim`` for real; if ``first`` is given, write it as the status for real; then
-    dry-run ``second`` as the status of what is stored. (old verdict, new object sent, verdict)."""
-    claim = {**copy.deepcopy(claim), "metadata": {**claim["metadata"], "name": name}}
-    made = _verdict(oracle._send("POST", oracle._url(profile, claim), claim, dry_run=False))
-    if not made.allowed or made.stored is None:
-        return made, None, Verdict(False, code=0, message="claim not stored")
-    try:
-        stored = made.stored
-        if first is not None:
-            put = _verdict(oracle._send("PUT", _status_url(oracle, profile, claim, name),
-                                        {**stored, "status": first}, dry_run=False))
-            if not put.allowed or put.stored is None:
-                return put, None, Verdict(False, code=0, message="first status not stored")
-            stored = put.stored
-        new = {**copy.deepcopy(stored), "status": second}
-        up = _verdict(oracle._send("PUT", _status_url(oracle, profile, claim, name), new))
-        return Verdict(True, stored=stored), new, up
-    finally:
-        oracle._send("DELETE", oracle._url(profile, claim, name), None, dry_run=False)
-
-
-def our_status_verdict(obj: dict[str, Any], gates: dict[str, bool], old: dict[str, Any]) -> Verdict:
-    """Our answer for an UPDATE of ``/status`` (as `ours.our_verdict`, with the subresource set)."""
-    if (bad := decode_check(obj)) is not None:
-        return Verdict(False, code=400, message=bad.message)
-    doc = build_review(with_defaults(copy.deepcopy(obj)), with_defaults(old), "UPDATE", True)
-    doc["request"]["subResource"] = "status"
-    resp, out = review(doc, settings_for(gates), None)
-    r = resp["response"]
-    causes = frozenset((e.field, str(e.type)) for e in out.errors)
-    return Verdict(bool(r["allowed"]), causes=causes, stored=out.mutated if r["allowed"] else None,
-                   code=200 if r["allowed"] else 422, message=str((r.get("status") or {}).get("message", "")))
-
-
-def _status_disagreement(case: str, profile: str, new: dict[str, Any], ours: Verdict, up: Verdict,
-                         old: dict[str, Any]) -> Disagreement | None:
-    """`compare` plus the stored status (the status strategy's gate drops) when both admit."""
-    if (d := compare(case, profile, new, ours, up, old=old)) is not None:
-        return d
-    if ours.allowed and up.allowed and ours.stored is not None and up.stored is not None:
-        a, b = _prune(ours.stored.get("status")), _prune(up.stored.get("status"))
-        if not same_value(a, b):
-            return Disagreement(case, profile, f"stored status\n  ours:     {json.dumps(a)[:1500]}\n"
-                                f"  upstream: {json.dumps(b)[:1500]}", new, ours, up, old)
-    return None
-
-
 def status_updates(api_oracle: ApiOracle) -> tuple[list[Disagreement], int]:
     """UPDATE of `/status` for stored generated claims: (disagreements, comparisons)."""
     profs = profiles()
@@ -239,14 +183,14 @@ def status_updates(api_oracle: ApiOracle) -> tuple[list[Disagreement], int]:
     api_oracle.prepare(t[0] for t in triples)
     jobs = [(_profile_names(i), f"claims-status#{i}", t) for i, t in enumerate(triples)]
     answers = list(api_oracle._pool.map(
-        lambda j: status_update(api_oracle, j[0], *j[2], name=f"status-{j[1].rsplit('#', 1)[1]}"), jobs))
+        lambda j: api_oracle.status_update(j[0], *j[2], name=f"status-{j[1].rsplit('#', 1)[1]}"), jobs))
     found, total = [], 0
     for (p, cid, _), (old, new, up) in zip(jobs, answers, strict=True):
         if new is None or old.stored is None or not up.served:
             continue
         total += 1
         ours = our_status_verdict(new, profs[p], old.stored)
-        if (d := _status_disagreement(cid, p, new, ours, up, old.stored)) is not None:
+        if (d := compare_status(cid, p, new, ours, up, old.stored)) is not None:
             found.append(d)
     assert total >= len(triples) * 0.5, total
     return found, total

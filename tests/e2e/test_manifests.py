@@ -22,6 +22,7 @@ import yaml
 from tests.e2e.conftest import REPO, corpus_entries, corpus_gates, warnings_of
 from tests.rig.cluster import ApiServer, gate_spec
 from tests.rig.sandbox import Sandbox
+from webhook.state.reflector import KIND_APIS
 
 pytestmark = pytest.mark.e2e
 
@@ -100,8 +101,8 @@ def offline(rig: tuple[Sandbox, ApiServer], tmp_path_factory: pytest.TempPathFac
     work = tmp_path_factory.mktemp("offline")
     state = work / "state"
     state.mkdir()
-    dump = sb.must("get", "resourceslices,deviceclasses,resourceclaims,resourceclaimtemplates,nodes,"
-                          "workloads,podgroups", "-A", "-o", "json")
+    watched = ",".join(api.path.rpartition("/")[2] for api in KIND_APIS.values())  # what the webhook's state holds
+    dump = sb.must("get", watched, "-A", "-o", "json")
     if json.loads(dump)["items"]:  # an empty List is not a state file
         (state / "live.json").write_text(dump)
     docs: list[tuple[str, dict[str, Any]]] = []

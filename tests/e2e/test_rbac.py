@@ -11,17 +11,19 @@ from __future__ import annotations
 import pytest
 
 from tests.rig.sandbox import Sandbox
+from webhook.state.base import KINDS
+from webhook.state.reflector import KIND_APIS
 
 pytestmark = pytest.mark.e2e
 
-READS = [(verb, res) for res in ("resourceslices.resource.k8s.io", "deviceclasses.resource.k8s.io",
-                                 "resourceclaims.resource.k8s.io", "resourceclaimtemplates.resource.k8s.io",
-                                 "workloads.scheduling.k8s.io", "podgroups.scheduling.k8s.io", "nodes", "pods")
-         for verb in ("get", "list", "watch")]
+#: Every kind the live state watches (state.base.KINDS), as `kubectl auth can-i` names it.
+WATCHED = sorted(api.path.rpartition("/")[2] + "".join(f".{g}" for g in api.api_version.split("/")[:-1])
+                 for api in (KIND_APIS[k] for k in KINDS))
+READS = [(verb, res) for res in WATCHED for verb in ("get", "list", "watch")]
 DENIED = [("create", "resourceslices.resource.k8s.io"), ("update", "resourceclaims.resource.k8s.io"),
           ("patch", "resourceclaims.resource.k8s.io/status"), ("delete", "podgroups.scheduling.k8s.io"),
           ("list", "secrets"), ("get", "configmaps"), ("create", "pods"), ("delete", "pods"),
-          ("create", "tokenreviews.authentication.k8s.io"),
+          ("create", "tokenreviews.authentication.k8s.io"), ("create", "devicetaintrules.resource.k8s.io"),
           ("update", "validatingwebhookconfigurations.admissionregistration.k8s.io"), ("*", "*")]
 
 

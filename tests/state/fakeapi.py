@@ -317,3 +317,9 @@ def pod_obj(name: str, namespace: str = "default", node: str | None = None, phas
             "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}",
                          "annotations": {"big": "y" * 500}, "managedFields": [{"manager": "kubectl"}]},
             "spec": spec, "status": {"phase": phase, "conditions": [{"type": "Ready", "status": "False"}]}}
+
+
+def rule_obj(name: str, driver: str = "gpu.example.com", effect: str = "NoSchedule") -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": name},
+            "spec": {"deviceSelector": {"driver": driver}, "taint": {"key": "example.com/maintenance",
+                                                                     "effect": effect}}}

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.state.fakeapi import FakeApiServer, claim_obj, node_obj, pod_obj, slice_obj, wait_for
+from tests.state.fakeapi import FakeApiServer, claim_obj, node_obj, pod_obj, rule_obj, slice_obj, wait_for
 from webhook.state.base import KINDS, stale_note
 from webhook.state.live import LiveState
 
@@ -81,16 +81,18 @@ def test_a_refused_right_is_named_in_readiness_and_the_log(fake, make_live, capl
     pytest.param([("add", "s0"), ("add", "s3"), ("delete", "s1"), ("add", "s1")], "ResourceSlice",
                  ["s0", "s1", "s3"], id="mixed-sequence-stays-sorted"),
     pytest.param([("add", "c2"), ("delete", "c1")], "ResourceClaim", ["default/c2"], id="namespaced-claims"),
+    pytest.param([("add", "r2"), ("modify", "r1"), ("delete", "r2")], "DeviceTaintRule", ["r1"],
+                 id="device-taint-rules"),
 ])
 def test_watch_events_are_reflected_in_snapshots(fake, make_live, steps, kind, want):
-    build = slice_obj if kind == "ResourceSlice" else claim_obj
-    fake.add(kind, build("s1" if kind == "ResourceSlice" else "c1"))
+    build = {"ResourceSlice": slice_obj, "ResourceClaim": claim_obj, "DeviceTaintRule": rule_obj}[kind]
+    fake.add(kind, build({"ResourceSlice": "s1", "ResourceClaim": "c1", "DeviceTaintRule": "r1"}[kind]))
     live = make_live()
     assert live.wait_ready(5)
     v0 = live.snapshot().version
     for op, name in steps:
         if op == "delete":
-            fake.delete(kind, name, None if kind == "ResourceSlice" else "default")
+            fake.delete(kind, name, "default" if kind == "ResourceClaim" else None)
         else:
             obj = build(name)
             obj["metadata"]["labels"] = {"step": op}
@@ -282,7 +284,7 @@ def test_stop_ends_every_thread_promptly_with_watches_open(fake, make_live):
     live = make_live()
     assert live.wait_ready(5)
     wait_for(lambda: all(k["connected"] for k in live.describe()["kinds"].values()), what="watches open")
-    assert len([t for t in live.threads() if t.is_alive()]) == len(KINDS)
+    assert len([t for t in live.threads() if t.is_alive()]) == len(KINDS)  # one reflector per kind
     # The watches would stay open for minutes; returning True within the 3 s join timeout shows
     # stop() shut the streams down instead of waiting for them.
     assert live.stop(timeout=3)

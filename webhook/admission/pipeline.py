@@ -21,6 +21,7 @@ from webhook import driverschemas
 from webhook.admission.envelope import AdmissionRequest, parse_review
 from webhook.admission.response import build_response, sanitize_warnings
 from webhook.allocator import poollint
+from webhook.allocator.impact import impact_warnings
 from webhook.config import Settings
 from webhook.defaulting import plan_capacity_defaults
 from webhook.fielderrors import FieldError
@@ -141,10 +142,13 @@ def _judge(out: Outcome, rules: KindRules, req: AdmissionRequest, settings: Sett
         # whole set of files it was given instead (``pool_findings`` with complete=True).
         (found,) = pool_findings([obj], view.snapshot.of("ResourceSlice"), settings.gates, complete=False)
         out.findings.extend(found)
-    if out.allowed and settings.feasibility and rules.feasibility and req.subresource == "" and (
-            req.operation == "CREATE" or (req.dry_run and rules.feasibility_on_update)):
-        out.feasibility = _feasibility(obj, settings, view, deadline)
-        out.feasibility_checked = True
+    if out.allowed and settings.feasibility and req.subresource == "":
+        if rules.feasibility and (req.operation == "CREATE" or (req.dry_run and rules.feasibility_on_update)):
+            out.feasibility = _feasibility(obj, settings, view, deadline)
+            out.feasibility_checked = True
+        elif rules.impact:
+            out.feasibility = _feasibility(obj, settings, view, deadline, old=req.old, impact=True)
+            out.feasibility_checked = True
 
 
 def _put_back(out: Outcome, sent: OlderVersion, judged: AdmissionRequest) -> None:
@@ -236,8 +240,9 @@ def _state_notes(rules: KindRules, obj: dict[str, Any], view: StateView | None) 
 
 
 def _feasibility(obj: dict[str, Any], settings: Settings, view: StateView | None,
-                 deadline: float | None) -> list[str]:
-    """Feasibility warnings; any failure here only ever becomes a warning."""
+                 deadline: float | None, *, old: dict[str, Any] | None = None, impact: bool = False) -> list[str]:
+    """Feasibility warnings (with ``impact``: the impact preview of a write over ``old``); any
+    failure here only ever becomes a warning."""
     if view is None:
         return []
     if not view.ready:
@@ -247,9 +252,13 @@ def _feasibility(obj: dict[str, Any], settings: Settings, view: StateView | None
     if budget_end <= now:
         return ["feasibility: not checked, no time left before the request deadline"]
     try:
-        warnings = feasibility_warnings(obj, view.snapshot, settings.gates, deadline=budget_end,
-                                        max_steps=settings.allocator_max_steps,
-                                        max_length=settings.max_warning_length)
+        if impact:
+            warnings = impact_warnings(obj, old, view.snapshot, settings.gates, deadline=budget_end,
+                                       max_steps=settings.allocator_max_steps)
+        else:
+            warnings = feasibility_warnings(obj, view.snapshot, settings.gates, deadline=budget_end,
+                                            max_steps=settings.allocator_max_steps,
+                                            max_length=settings.max_warning_length)
         if view.stale:  # first, so the warning cap never drops it
             warnings.insert(0, f"feasibility: {view.stale}; the answer may be out of date")
         return warnings

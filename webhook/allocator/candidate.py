@@ -19,11 +19,12 @@ from webhook.allocator.capacity import (
     render_consumed,
 )
 from webhook.allocator.claims import AllocError, Leaf, Selector
-from webhook.allocator.fit import selector_matches, untolerated_taint
+from webhook.allocator.fit import selector_matches
 from webhook.allocator.frame import DeviceResult, Frame, Hooks, Where
 from webhook.allocator.model import Device, Num
 from webhook.allocator.pooluse import Undo
 from webhook.allocator.reasons import Code, Reason, fatal
+from webhook.allocator.taints import untolerated
 
 BINDING = "binding"
 """``misfit``: a device with binding conditions while their gates are off."""
@@ -246,9 +247,9 @@ class Candidates:
             if why is not None:
                 return why
         if sw.taints:
-            taint = untolerated_taint(leaf, dev)
+            taint = untolerated(leaf.tolerations, f.model.taints(dev))
             if taint is not None:
-                return Reason(Code.TAINT, device=dev.name, taint=taint)
+                return Reason(Code.TAINT, device=dev.name, taint=taint.label(), rule=taint.rule)
         why = f.constraints[ci].add(leaf, dev, undo)
         if why is not None:
             return why

@@ -13,6 +13,7 @@ from typing import Any
 from webhook.allocator.constraints import Constraint, parse_constraint
 from webhook.allocator.model import DeviceClassInfo, Model, _d, _l, _s
 from webhook.allocator.reasons import Reason, fatal, text
+from webhook.allocator.taints import Toleration, parse_toleration
 from webhook.allocator.variant import EXPERIMENTAL, STABLE
 from webhook.gates import Gate
 
@@ -83,7 +84,7 @@ class Leaf:
         self.mode = EXACT
         self.count = 1
         self.admin = False
-        self.tolerations: tuple[tuple[str, str, str, str], ...] = ()
+        self.tolerations: tuple[Toleration, ...] = ()
         self.capacity: Any = None
         self.sel_id = 0
         """The same number for leaves with the same class and selectors (``content_id``)."""
@@ -181,13 +182,8 @@ def parse_leaf(body: dict[str, Any], name: str, parent: str, label: str, model: 
     leaf.mode = mode
     count = body.get("count", 1)
     leaf.count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
-    tols = []
-    if gates.enabled(Gate.DRA_DEVICE_TAINTS):
-        for t in _l(body.get("tolerations")):
-            t = _d(t)
-            tols.append((_s(t.get("key")), _s(t.get("operator")) or "Equal", _s(t.get("value")),
-                         _s(t.get("effect"))))
-    leaf.tolerations = tuple(tols)
+    on = gates.enabled(Gate.DRA_DEVICE_TAINTS)
+    leaf.tolerations = tuple(parse_toleration(t) for t in _l(body.get("tolerations"))) if on else ()
     leaf.sel_id = content_id(("sel", cls_name, tuple(x.expr for x in leaf.class_selectors),
                               tuple(x.expr for x in leaf.selectors)))
     leaf.cap_id = content_id(("cap", repr(leaf.capacity)))

@@ -3,8 +3,9 @@
 Pure. Two nodes are in one class when the search cannot tell them apart: their gathered pools,
 in search order, hold the same devices (the fields ``Device.SEARCHED`` names: names, capacity,
 counters, groups, taints, binding conditions, per-device node selection *as it resolves for that
-node*; and their drivers) in the same allocated state, they declare the same optional node
-operations, and their attributes are the same except for *identifying* attributes
+node*; and their drivers; plus the taints of the DeviceTaintRules that select them) in the same
+allocated state, they declare the same optional node operations, and their attributes are the same
+except for *identifying* attributes
 (``identifying``): attributes whose values never repeat on another node, such as GPU UUIDs.
 Those are compared by their pattern of equality within the node (first-occurrence numbering),
 which is all that constraints and pruning look at. Node, slice and pool names are not part of a
@@ -143,8 +144,8 @@ def _shape(dev: Device) -> tuple[tuple[Any, ...], tuple[tuple[Any, str], ...]]:
     return got  # type: ignore[no-any-return]
 
 
-def _device_key(dev: Device, node: NodeInfo, ident: frozenset[str], numbers: dict[tuple[str, str, Any], int],
-                alloc: AllocatedState) -> tuple[Any, ...]:
+def _device_key(model: Model, dev: Device, node: NodeInfo, ident: frozenset[str],
+                numbers: dict[tuple[str, str, Any], int], alloc: AllocatedState) -> tuple[Any, ...]:
     base, names = _shape(dev)
     attrs: list[tuple[Any, ...]] = []
     for (key, q), raw in zip(names, dev.attrs.values(), strict=True):
@@ -163,8 +164,11 @@ def _device_key(dev: Device, node: NodeInfo, ident: frozenset[str], numbers: dic
             attrs.append((key, repr(raw)))
     k = dev.dkey
     agg = alloc.aggregated.get(k)
+    # DeviceTaintRules are per model, not per device (``_shape``): a rule that taints one node's
+    # devices and not another's puts the two nodes in different classes.
     return (base, tuple(attrs), bool(dev.slice.per_device) and dev.matches_node(node),
-            k in alloc.dedicated, k in alloc.shared, tuple(sorted(agg.items())) if agg else ())
+            k in alloc.dedicated, k in alloc.shared, tuple(sorted(agg.items())) if agg else (),
+            model.rule_taints(dev))
 
 
 def _node_key(model: Model, node: NodeInfo, alloc: AllocatedState) -> tuple[Any, ...] | None:
@@ -176,8 +180,8 @@ def _node_key(model: Model, node: NodeInfo, alloc: AllocatedState) -> tuple[Any,
     out: list[Any] = ["DRAOptionalNodeOperations" in node.features]
     for p in pools:
         out.append((p.driver, p.has_binding, tuple((cs, tuple(v.items())) for cs, v in p.counter_sets.items()),
-                    tuple(_device_key(d, node, ident, numbers, alloc) for d in p.candidates),
-                    tuple(_device_key(d, node, ident, numbers, alloc) for sl in p.not_targeting
+                    tuple(_device_key(model, d, node, ident, numbers, alloc) for d in p.candidates),
+                    tuple(_device_key(model, d, node, ident, numbers, alloc) for sl in p.not_targeting
                           for d in sl.devices)))
     return tuple(out)
 

@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from webhook.allocator.nodesel import NodeSelector, parse_node_selector
+from webhook.allocator.taints import Taint
 from webhook.gates import FeatureGates, Gate
 from webhook.quantity import try_parse
 
@@ -207,11 +208,11 @@ class Device:
         self.consumes, self.has_groups = _consumes(raw.get("consumesCounters"), interner)
         self.allow_multi = raw.get("allowMultipleAllocations") is True
         self.binding = bool(_l(raw.get("bindingConditions")))
-        taints = []
-        for t in _l(raw.get("taints")):
-            if isinstance(t, dict):
-                taints.append((_s(t.get("key")), _s(t.get("value")), _s(t.get("effect"))))
-        self.taints = _shared(interner, tuple(taints)) if taints else ()
+        # The slice's own taints (DeviceTaintRules join them per model: ``Model.taints``); no
+        # timeAdded, which no allocation reads, so identical devices stay identical (``classes``).
+        taints = [Taint(_s(t.get("key")), _s(t.get("value")), _s(t.get("effect")))
+                  for t in _l(raw.get("taints")) if isinstance(t, dict)]
+        self.taints: tuple[Taint, ...] = _shared(interner, tuple(taints)) if taints else ()
         self.node_name = _s(raw.get("nodeName"))
         self.all_nodes = raw.get("allNodes") is True
         self.node_selector = parse_node_selector(raw.get("nodeSelector"))

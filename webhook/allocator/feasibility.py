@@ -158,7 +158,7 @@ def _worded(r: Reason, about: str, tier: int) -> str:
 
 
 _NAMES = ("claim", "device_class", "node", "device", "pool", "counter", "counter_set", "capacity",
-          "attribute", "request", "selector", "detail")
+          "attribute", "request", "selector", "rule", "taint", "detail")
 """What may be shortened, longest first; ``detail`` (free text, e.g. an upstream error) included,
 so that every warning fits by its wording and the server never has to cut one the CLI shows whole."""
 

@@ -1,4 +1,4 @@
-"""Static device fit for one request: CEL selectors (cached per device) and taints.
+"""Static device fit for one request: CEL selectors (cached per device); taints are ``taints.py``.
 
 Pure. A CEL runtime error is fatal for the attempt (docs/allocator.md §6.3): it becomes an
 ``AllocError`` naming the selector.
@@ -6,10 +6,8 @@ Pure. A CEL runtime error is fatal for the attempt (docs/allocator.md §6.3): it
 
 from __future__ import annotations
 
-from webhook.allocator.claims import BudgetExceeded, Leaf, Selector
+from webhook.allocator.claims import BudgetExceeded, Selector
 from webhook.allocator.model import Device, Model
-
-_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 def selector_matches(model: Model, sel: Selector, dev: Device) -> bool:
@@ -34,24 +32,3 @@ def selector_matches(model: Model, sel: Selector, dev: Device) -> bool:
     if isinstance(got, str):
         raise sel.error(got)
     return got
-
-
-def untolerated_taint(leaf: Leaf, dev: Device) -> str | None:
-    """``key=value:effect`` of the first NoSchedule/NoExecute taint ``leaf`` does not tolerate."""
-    for tkey, tval, effect in dev.taints:
-        if effect in _TAINT_EFFECTS and not _tolerated(leaf.tolerations, tkey, tval, effect):
-            return f"{tkey}={tval}:{effect}"
-    return None
-
-
-def _tolerated(tolerations: tuple[tuple[str, str, str, str], ...], key: str, value: str, effect: str) -> bool:
-    for tkey, op, tval, teffect in tolerations:
-        if teffect and teffect != effect:
-            continue
-        if tkey and tkey != key:
-            continue
-        if op == "Exists":
-            return True
-        if op == "Equal" and tval == value:
-            return True
-    return False

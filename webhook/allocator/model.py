@@ -36,6 +36,7 @@ from webhook.allocator.devices import (
     qnum,
     qty,
 )
+from webhook.allocator.taints import NO_RULES, Taint, TaintRules
 from webhook.allocator.variant import STABLE, variant
 from webhook.gates import FeatureGates, Gate
 from webhook.state.base import ClusterSnapshot
@@ -174,14 +175,10 @@ class Model:
         else:
             self.nodes = _nodes(node_raws, self._index)
         self._class_raws = snapshot.of("DeviceClass")
-        if prev is not None and prev._class_raws is self._class_raws:
-            self.classes: dict[str, DeviceClassInfo] = prev.classes
-        else:
-            self.classes = {}
-            for raw in self._class_raws:
-                if isinstance(raw, dict):
-                    dc = DeviceClassInfo(raw)
-                    self.classes[dc.name] = dc
+        self.classes: dict[str, DeviceClassInfo] = (
+            prev.classes if prev is not None and prev._class_raws is self._class_raws else
+            {dc.name: dc for dc in (DeviceClassInfo(raw) for raw in self._class_raws if isinstance(raw, dict))})
+        self.taint_rules = _taint_rules(snapshot.of("DeviceTaintRule"), gates, prev)
         self._claim_raws = snapshot.of("ResourceClaim")
         self.allocated: AllocatedState
         self.allocated_claims: dict[tuple[str, str], dict[str, Any]]
@@ -214,6 +211,17 @@ class Model:
         """Node equivalence classes (``classes.py``), built on first use."""
         self.sel_cache: dict[Any, dict[int, Any]] = _SEL
         self.lock = threading.Lock()
+
+    def taints(self, dev: Device) -> tuple[Taint, ...]:
+        """The device's taints as the scheduler sees them: its slice's, then those of the
+        DeviceTaintRules that select it (``taints.py``)."""
+        if not self.taint_rules:
+            return dev.taints
+        return dev.taints + self.taint_rules.of(*dev.dkey)
+
+    def rule_taints(self, dev: Device) -> tuple[Taint, ...]:
+        """Only the taints DeviceTaintRules add to the device."""
+        return self.taint_rules.of(*dev.dkey) if self.taint_rules else ()
 
     def node(self, name: str) -> NodeInfo:
         return self.nodes.get(name) or NodeInfo(name, {})
@@ -303,6 +311,17 @@ def hiding_gate(*, per_device: bool, counters: bool, groups: bool | Callable[[],
         return None
     uses = groups() if callable(groups) else groups
     return Gate.DRA_DEVICE_COMPATIBILITY_GROUPS if uses else None
+
+
+def _taint_rules(raws: tuple[Any, ...], gates: FeatureGates, prev: Model | None) -> TaintRules:
+    """The DeviceTaintRules that apply under these gates (``Model.taint_rules``): the previous
+    model's while the kind is unchanged; none while a gate is off (the scheduler's slice tracker
+    then applies no rules)."""
+    if not (gates.enabled(Gate.DRA_DEVICE_TAINTS) and gates.enabled(Gate.DRA_DEVICE_TAINT_RULES)) or not raws:
+        return NO_RULES
+    if prev is not None and prev.taint_rules.raws is raws:
+        return prev.taint_rules
+    return TaintRules(raws)
 
 
 def _nodes(node_raws: tuple[Any, ...], index: _Index) -> dict[str, NodeInfo]:

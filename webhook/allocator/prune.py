@@ -20,10 +20,10 @@ from webhook.allocator.candidate import Candidates
 from webhook.allocator.capacity import CapacityError, Consumed, remaining_fit
 from webhook.allocator.claims import AllocError, Leaf
 from webhook.allocator.constraints import Value, attribute_value
-from webhook.allocator.fit import untolerated_taint
 from webhook.allocator.frame import Frame, Hooks, Where
 from webhook.allocator.model import Device
 from webhook.allocator.reasons import Code, Reason
+from webhook.allocator.taints import untolerated
 
 OK, SKIP, STOP = 0, 1, 2
 """Verdicts for one candidate position: try it, skip it, or stop (no solution further on)."""
@@ -209,7 +209,7 @@ class Pruner:
             return False
         if dev.consumes and not sw.partitionable:
             return False
-        return not (sw.taints and untolerated_taint(leaf, dev) is not None)
+        return not (sw.taints and untolerated(leaf.tolerations, f.model.taints(dev)) is not None)
 
     def raw_cut(self, ci: int, leaf: Leaf, start: int, need: int) -> bool:
         """Too few candidates after ``start`` (sharing a bound constraint's value) for ``need``."""

@@ -100,7 +100,9 @@ class Reason(NamedTuple):
     constraint: str = ""
     """``matchAttribute`` or ``distinctAttribute``."""
     taint: str = ""
-    """``key=value:effect``."""
+    """``key=value:effect`` (``key:effect`` without a value)."""
+    rule: str = ""
+    """The DeviceTaintRule a taint comes from ("" for a taint the slice publishes)."""
     amount: str = ""
     limit: str = ""
     number: int = 0
@@ -129,7 +131,8 @@ _BODY: dict[Code, Callable[[Reason], str]] = {
     Code.CAPACITY_EXCEEDS: lambda r: f"capacity {r.capacity} of {r.device}: {r.amount} exceeds {r.limit}",
     Code.CAPACITY_POLICY: lambda r: f"capacity {r.capacity} of {r.device}: {r.amount} violates the request policy",
     Code.CAPACITY_UNDECLARED: lambda r: f"device {r.device} has no capacity {r.capacity}",
-    Code.TAINT: lambda r: f"taint {r.taint} on {r.device} not tolerated",
+    Code.TAINT: lambda r: f"taint {r.taint} on {r.device} not tolerated" if not r.rule else
+    f"taint {r.taint} of DeviceTaintRule {r.rule} on {r.device} not tolerated",
     Code.CONSTRAINT_MISSING: lambda r: f"constraint {r.constraint} {r.attribute}: attribute missing on {r.device}",
     Code.CONSTRAINT_UNSATISFIED: lambda r: f"constraint {r.constraint} {r.attribute} not satisfied by {r.device}",
     Code.MATCH_TOO_FEW: lambda r: (f"constraint matchAttribute {r.attribute}: at most {r.got} of {r.number} "

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.gates import FeatureGates
+from webhook.patch import op_remove, plan_restore
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,3 +37,15 @@ class Mutation:
     def extend(self, other: Mutation) -> None:
         self.ops.extend(other.ops)
         self.warnings.extend(other.warnings)
+
+
+def plan_status_split(obj: dict[str, Any], ctx: RuleContext) -> list[dict[str, Any]]:
+    """What the strategy of a kind with a ``/status`` subresource does to the two halves, as JSON
+    Patch: CREATE drops the status; an UPDATE of the main resource keeps the stored status; an
+    UPDATE of ``/status`` keeps the stored spec."""
+    old = ctx.old if isinstance(ctx.old, dict) else {}
+    if ctx.subresource == "status":
+        return plan_restore("spec", obj, old) if ctx.is_update() else []
+    if ctx.is_update():
+        return plan_restore("status", obj, old)
+    return [op_remove("/status")] if "status" in obj else []

@@ -90,6 +90,9 @@ class KindRules:
     """Whether dry-run/CREATE requests get allocator feasibility warnings."""
     feasibility_on_update: bool = True
     """Whether dry-run UPDATEs get them too (not for workloads: their running pods would count twice)."""
+    impact: bool = False
+    """Whether CREATE/UPDATE requests get the impact preview: ``feasibility:`` warnings naming the
+    existing claims the write would make infeasible or evict (``allocator/impact.py``)."""
     capacity_defaulting: bool = False
     """Whether ``/mutate`` makes the consumed capacity of its device requests explicit."""
 

@@ -12,6 +12,7 @@ from webhook.rules.claims import deviceclass, resourceclaim, resourceclaimtempla
 from webhook.rules.kind import KindRules
 from webhook.rules.scheduling import pod, podgroup, workload
 from webhook.rules.slices import resourceslice
+from webhook.rules.taints import devicetaintrule
 from webhook.rules.workloads import cronjob, deployment, job, replicaset, statefulset
 
 KINDS: Mapping[tuple[str, str], KindRules] = MappingProxyType({r.key: r for r in (
@@ -19,6 +20,7 @@ KINDS: Mapping[tuple[str, str], KindRules] = MappingProxyType({r.key: r for r in
     resourceclaim.RULES,
     resourceclaimtemplate.RULES,
     deviceclass.RULES,
+    devicetaintrule.RULES,
     podgroup.RULES,
     workload.RULES,
     pod.RULES,

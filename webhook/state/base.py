@@ -9,7 +9,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate",
-         "Workload", "PodGroup", "Node", "Pod")
+         "Workload", "PodGroup", "Node", "Pod", "DeviceTaintRule")
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,7 @@ KIND_APIS: dict[str, KindAPI] = {a.kind: a for a in (
     _api("PodGroup", "SchedulingV1beta1Api", "list_pod_group"),
     KindAPI("Node", "v1", "CoreV1Api", "list_node", "/api/v1/nodes", False),  # state only: no rules
     _api("Pod", "CoreV1Api", "list_pod", FIELD_SELECTOR),
+    _api("DeviceTaintRule", "ResourceV1Api", "list_device_taint_rule"),
 )}
 """The kinds the live state lists and watches (``state.base.KINDS``)."""
 

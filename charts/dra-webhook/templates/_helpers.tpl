@@ -154,7 +154,7 @@ rules:
   - apiGroups: ["resource.k8s.io"]
     apiVersions: ["v1"]
     operations: ["CREATE", "UPDATE"]
-    resources: ["resourceslices"]
+    resources: ["resourceslices", "deviceclasses", "devicetaintrules"]
     scope: Cluster
   - apiGroups: ["resource.k8s.io"]
     apiVersions: ["v1"]

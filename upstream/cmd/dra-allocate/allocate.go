@@ -17,7 +17,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 	resourcedefaults "k8s.io/kubernetes/pkg/apis/resource/v1"
-	_ "k8s.io/kubernetes/pkg/features" // registers the Kubernetes gates in the default gate
+	"k8s.io/kubernetes/pkg/features" // also registers the Kubernetes gates in the default gate
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 )
@@ -62,6 +62,7 @@ type result struct {
 // state is the cluster state as the scheduler's informers would hold it.
 type state struct {
 	slices    []*resourceapi.ResourceSlice
+	rules     []*resourceapi.DeviceTaintRule
 	classes   map[string]*resourceapi.DeviceClass
 	claims    []*resourceapi.ResourceClaim // allocated ones count as in use
 	templates map[string]object            // namespace/name -> ResourceClaimTemplate
@@ -79,7 +80,7 @@ func simulate(sc scenario, limit time.Duration) (*result, error) {
 	}
 	// The scheduler's own translation: gates -> scheduler features -> allocator features.
 	fts := feature.NewSchedulerFeaturesFromGates(gate)
-	features := dynamicresources.AllocatorFeatures(fts)
+	allocFeatures := dynamicresources.AllocatorFeatures(fts)
 
 	st, err := buildState(sc.State)
 	if err != nil {
@@ -123,6 +124,11 @@ func simulate(sc scenario, limit time.Duration) (*result, error) {
 
 	ctx, cancel := withTimeout(limit)
 	defer cancel()
+	// As the scheduler's ResourceSlice tracker: DeviceTaintRules patched into the slices (gated).
+	slices, err := withTaintRules(ctx, st.slices, st.rules, gate.Enabled(features.DRADeviceTaintRules))
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	defer func() { res.Stats.AllocateSeconds = time.Since(start).Seconds() }()
 
@@ -131,7 +137,7 @@ func simulate(sc scenario, limit time.Duration) (*result, error) {
 		EnableConsumableCapacity: fts.EnableDRAConsumableCapacity,
 		EnableListTypeAttributes: fts.EnableDRAListTypeAttributes,
 	})
-	alloc, err := structured.NewAllocator(ctx, features, allocated, classLister(st.classes), st.slices, celCache)
+	alloc, err := structured.NewAllocator(ctx, allocFeatures, allocated, classLister(st.classes), slices, celCache)
 	if err != nil {
 		res.Reasons = append(res.Reasons, err.Error())
 		return res, nil
@@ -314,6 +320,12 @@ func buildState(objs []object) (*state, error) {
 			}
 			resourcedefaults.SetObjectDefaults_ResourceSlice(s)
 			st.slices = append(st.slices, s)
+		case "DeviceTaintRule":
+			r := &resourceapi.DeviceTaintRule{}
+			if err := convert(o, r); err != nil {
+				return nil, err
+			}
+			st.rules = append(st.rules, r)
 		case "DeviceClass":
 			c := &resourceapi.DeviceClass{}
 			if err := convert(o, c); err != nil {

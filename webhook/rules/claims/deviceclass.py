@@ -93,5 +93,5 @@ def _opaque(obj: dict[str, Any]) -> list[OpaqueParameters]:
 RULES = KindRules(
     group="resource.k8s.io", kind="DeviceClass", versions=("v1", "v1beta2", "v1beta1"), namespaced=False,
     plural="deviceclasses", apply_defaults=apply_defaults, mutate=mutate, validate=validate,
-    validate_update=validate_update, warnings=warnings, opaque_parameters=_opaque,
+    validate_update=validate_update, warnings=warnings, opaque_parameters=_opaque, impact=True,
 )

@@ -12,14 +12,13 @@ import copy
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath
-from webhook.patch import op_add, op_remove, op_replace
 from webhook.rules import meta
 from webhook.rules.claims.common import opaque_parameters
 from webhook.rules.claims.mutate import default_claim_spec, default_claim_status, plan_spec_strips
 from webhook.rules.claims.spec import validate_claim_spec
 from webhook.rules.claims.status import plan_status_strips, validate_status_update
 from webhook.rules.claims.update import validate_spec_immutable
-from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.context import Mutation, RuleContext, plan_status_split
 from webhook.rules.kind import KindRules, OpaqueParameters
 from webhook.rules.shape import mapping
 
@@ -43,26 +42,13 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
     if not isinstance(obj, dict):
         return out
     old = ctx.old if isinstance(ctx.old, dict) else {}
+    out.ops.extend(plan_status_split(obj, ctx))
     if ctx.subresource == "status":
         if ctx.is_update():
-            out.ops.extend(_restore("spec", obj, old))
             out.extend(plan_status_strips(obj, old, ctx))
         return out
-    if ctx.is_update():
-        out.ops.extend(_restore("status", obj, old))
-    elif "status" in obj:
-        out.ops.append(op_remove("/status"))
     out.extend(plan_spec_strips(obj.get("spec"), SPEC, ctx, old.get("spec")))
     return out
-
-
-def _restore(member: str, obj: dict[str, Any], old: dict[str, Any]) -> list[dict[str, Any]]:
-    """Ops that make ``obj[member]`` equal to the stored ``old[member]``."""
-    if obj.get(member) == old.get(member):
-        return []
-    if member not in old:
-        return [op_remove("/" + member)]
-    return [(op_replace if member in obj else op_add)("/" + member, copy.deepcopy(old[member]))]
 
 
 def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:

@@ -129,17 +129,27 @@ def _validate_taints(value: Any, path: FieldPath) -> list[FieldError]:
     for k, taint in enumerate(taints):
         tp = path.index(k)
         t = as_object(taint, tp, errs)
-        if t is None:
-            continue
-        errs.extend(validate_label_name(t.get("key"), tp.child("key")))
-        v = as_str(t.get("value"), tp.child("value"), errs)
-        if v:
-            errs.extend(validate_label_value(v, tp.child("value")))
-        effect = t.get("effect")
-        if effect is None or effect == "":
-            errs.append(required(tp.child("effect")))
-        elif effect not in TAINT_EFFECTS:
-            errs.append(not_supported_value(tp.child("effect"), effect, TAINT_EFFECTS))
+        if t is not None:
+            errs.extend(validate_taint(t, tp))
+    return errs
+
+
+def validate_taint(taint: dict[str, Any], path: FieldPath, *, effect: bool = True) -> list[FieldError]:
+    """One ``DeviceTaint`` (upstream ``validateDeviceTaint``), of a device or of a DeviceTaintRule:
+    the key a label name (empty is Invalid), a non-empty value a label value, the effect required
+    and one of ``TAINT_EFFECTS``. ``effect=False``: the effect is not checked (a DeviceTaintRule
+    UPDATE that keeps its effect, so an effect added in a later release still ratchets)."""
+    errs = validate_label_name(taint.get("key"), path.child("key"))
+    v = as_str(taint.get("value"), path.child("value"), errs)
+    if v:
+        errs.extend(validate_label_value(v, path.child("value")))
+    value = taint.get("effect")
+    if not effect:
+        return errs
+    if value is None or value == "":
+        errs.append(required(path.child("effect")))
+    elif value not in TAINT_EFFECTS:
+        errs.append(not_supported_value(path.child("effect"), value, TAINT_EFFECTS))
     return errs
 
 
