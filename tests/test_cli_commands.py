@@ -298,7 +298,7 @@ def test_review_of_many_files_shows_progress_on_a_terminal_only() -> None:
 
 def test_test_shows_progress_on_a_terminal() -> None:
     code, tty = _stderr_on_a_tty("test", "examples/driver-ci/")
-    assert code == 0 and "test: 1/3" in tty
+    assert code == 0 and "test: 1/4" in tty
 
 
 @pytest.mark.parametrize(("words", "want"), [

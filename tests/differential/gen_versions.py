@@ -22,7 +22,7 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from webhook.versions import v1beta1
+from webhook.versions import v1beta1, versions_of
 
 Obj = dict[str, Any]
 Rnd = random.Random
@@ -169,9 +169,11 @@ def v1beta1_quirks(rnd: Rnd, obj: Obj) -> Obj:
 
 def older_versions(rnd: Rnd, objects: list[Obj], quirky: float = 0.5) -> Iterator[Obj]:
     """Each v1 object in v1beta1 (with v1beta1-only edits, for a share ``quirky`` of them) and,
-    every other one, in v1beta2."""
+    every other one, in v1beta2: the versions 1.37 serves its kind in (``versions_of``)."""
     for i, o in enumerate(objects):
-        old = as_v1beta1(o)
-        yield v1beta1_quirks(rnd, old) if rnd.random() < quirky else old
-        if i % 2 == 0:
+        served = versions_of(str(o.get("kind")))
+        if "v1beta1" in served:
+            old = as_v1beta1(o)
+            yield v1beta1_quirks(rnd, old) if rnd.random() < quirky else old
+        if i % 2 == 0 and "v1beta2" in served:
             yield as_v1beta2(o)

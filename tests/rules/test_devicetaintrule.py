@@ -48,7 +48,7 @@ def stored(obj: dict[str, Any]) -> dict[str, Any]:
 def test_the_registry_knows_the_kind() -> None:
     r = rules_for("resource.k8s.io", "DeviceTaintRule")
     assert r is dtr.RULES
-    assert (r.plural, r.namespaced, r.versions, r.feasibility) == ("devicetaintrules", False, ("v1",), False)
+    assert (r.plural, r.namespaced, r.versions, r.feasibility) == ("devicetaintrules", False, ("v1", "v1beta2"), False)
 
 
 def test_the_issue_example_gets_the_apiservers_exact_causes() -> None:

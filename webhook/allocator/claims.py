@@ -11,11 +11,13 @@ import itertools
 from typing import Any
 
 from webhook.allocator.constraints import Constraint, parse_constraint
-from webhook.allocator.model import DeviceClassInfo, Model, _d, _l, _s
+from webhook.allocator.devices import interned_str
+from webhook.allocator.model import DeviceClassInfo, Model
 from webhook.allocator.reasons import Reason, fatal, text
 from webhook.allocator.taints import Toleration, parse_toleration
 from webhook.allocator.variant import EXPERIMENTAL, STABLE
 from webhook.gates import Gate
+from webhook.raw import as_dict, as_list
 
 DEVICES_PER_CLAIM_MAX = 32
 EXACT, ALL = "ExactCount", "All"
@@ -121,8 +123,8 @@ def _selectors(raw: Any, cls: str, claim: str = "", request: str = "") -> tuple[
     from webhook.cel import CelCompileError, compile_selector
 
     out = []
-    for i, s in enumerate(_l(raw)):
-        expr = _d(_d(s).get("cel")).get("expression")
+    for i, s in enumerate(as_list(raw)):
+        expr = as_dict(as_dict(s).get("cel")).get("expression")
         sel = Selector(expr if isinstance(expr, str) else "", None, cls, i, claim, request)
         if not sel.expr:
             raise sel.error("CEL expression empty (unsupported selector type?)")
@@ -152,11 +154,11 @@ def parse_leaf(body: dict[str, Any], name: str, parent: str, label: str, model: 
 
     leaf = Leaf()
     leaf.name, leaf.parent = name, parent
-    derived = [_d(a) for a in _l(body.get("derivedAttributes"))]
+    derived = [as_dict(a) for a in as_list(body.get("derivedAttributes"))]
     if derived:  # only the experimental allocator, with the gate on, knows them
         if model.variant != EXPERIMENTAL or not gates.enabled(Gate.DRA_DERIVED_ATTRIBUTES):
             raise error("cannot handle request with derived attributes, the feature is disabled")
-        leaf.derived = {_s(a.get("name")): _s(a.get("expression")) for a in derived}
+        leaf.derived = {interned_str(a.get("name")): interned_str(a.get("expression")) for a in derived}
     if "adminAccess" in body and body["adminAccess"] is not None and not gates.enabled(Gate.DRA_ADMIN_ACCESS):
         raise error("admin access is requested, but the feature is disabled")
     leaf.admin = body.get("adminAccess") is True
@@ -183,7 +185,7 @@ def parse_leaf(body: dict[str, Any], name: str, parent: str, label: str, model: 
     count = body.get("count", 1)
     leaf.count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
     on = gates.enabled(Gate.DRA_DEVICE_TAINTS)
-    leaf.tolerations = tuple(parse_toleration(t) for t in _l(body.get("tolerations"))) if on else ()
+    leaf.tolerations = tuple(parse_toleration(t) for t in as_list(body.get("tolerations"))) if on else ()
     leaf.sel_id = content_id(("sel", cls_name, tuple(x.expr for x in leaf.class_selectors),
                               tuple(x.expr for x in leaf.selectors)))
     leaf.cap_id = content_id(("cap", repr(leaf.capacity)))
@@ -209,8 +211,9 @@ def content_id(content: tuple[Any, ...]) -> int:
 
 
 def claim_label(raw: dict[str, Any]) -> str:
-    meta = _d(raw.get("metadata"))
-    ns, name = _s(meta.get("namespace")), _s(meta.get("name")) or _s(meta.get("generateName"))
+    meta = as_dict(raw.get("metadata"))
+    ns = interned_str(meta.get("namespace"))
+    name = interned_str(meta.get("name")) or interned_str(meta.get("generateName"))
     return f"{ns or 'default'}/{name}"  # a claim written without a namespace is in "default"
 
 
@@ -218,18 +221,18 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
     """A ResourceClaim (raw, defaulted) as the search sees it; AllocError for §6.1 failures."""
     gates = model.gates
     label = claim_label(raw)
-    meta = _d(raw.get("metadata"))
-    devices = _d(_d(raw.get("spec")).get("devices"))
+    meta = as_dict(raw.get("metadata"))
+    devices = as_dict(as_dict(raw.get("spec")).get("devices"))
     reqs: list[Request] = []
     lower_bound = 0
-    for r in _l(devices.get("requests")):
-        r = _d(r)
-        name = _s(r.get("name"))
+    for r in as_list(devices.get("requests")):
+        r = as_dict(r)
+        name = interned_str(r.get("name"))
         if isinstance(r.get("firstAvailable"), list) and r.get("exactly") is None:
             if not gates.enabled(Gate.DRA_PRIORITIZED_LIST):
                 raise AllocError(fatal("has subrequests, but the DRAPrioritizedList feature is disabled",
                                        label, name))
-            subs = tuple(parse_leaf(_d(s), f"{name}/{_s(_d(s).get('name'))}", name, label, model)
+            subs = tuple(parse_leaf(as_dict(s), f"{name}/{interned_str(as_dict(s).get('name'))}", name, label, model)
                          for s in r["firstAvailable"])
             if not subs:
                 raise AllocError(fatal("firstAvailable is empty", label, name))
@@ -245,13 +248,15 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
     if lower_bound > DEVICES_PER_CLAIM_MAX:
         raise too_many_devices(label, lower_bound)
     cons: list[Constraint] = []
-    for i, c in enumerate(_l(devices.get("constraints"))):
-        c = _d(c)
-        got = parse_constraint(c, frozenset(_s(n) for n in _l(c.get("requests"))), label, i, model.variant == STABLE)
+    for i, c in enumerate(as_list(devices.get("constraints"))):
+        c = as_dict(c)
+        names = frozenset(interned_str(n) for n in as_list(c.get("requests")))
+        got = parse_constraint(c, names, label, i, model.variant == STABLE)
         if isinstance(got, Reason):
             raise AllocError(got)
         cons.append(got)
-    return Claim(label, _s(meta.get("namespace")), _s(meta.get("name")), tuple(reqs), tuple(cons), raw)
+    return Claim(label, interned_str(meta.get("namespace")), interned_str(meta.get("name")), tuple(reqs), tuple(cons),
+                 raw)
 
 
 def too_many_devices(label: str, total: int) -> AllocError:

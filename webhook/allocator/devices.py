@@ -18,22 +18,18 @@ from webhook.allocator.nodesel import NodeSelector, parse_node_selector
 from webhook.allocator.taints import Taint
 from webhook.gates import FeatureGates, Gate
 from webhook.quantity import try_parse
+from webhook.raw import as_dict, as_list
 
 _DEVICES_LOCK = threading.Lock()
 _intern = sys.intern
 
 
-def _s(v: Any) -> str:
-    """An interned string, or "" for anything that is not a string."""
+def interned_str(v: Any) -> str:
+    """An interned string, or "" for anything that is not a string (device fields repeat across
+    thousands of slices: one copy each)."""
     return _intern(v) if isinstance(v, str) else ""
 
 
-def _d(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _l(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
 
 
 def qty(v: Any) -> Fraction | None:
@@ -80,7 +76,7 @@ class CapSpec:
         self.value: Num = qnum(raw.get("value")) or 0
         pol = raw.get("requestPolicy")
         self.has_policy = isinstance(pol, dict)
-        pol = _d(pol)
+        pol = as_dict(pol)
         self.raw_default = pol.get("default")
         self.default = qnum(self.raw_default)
         vr = pol.get("validRange")
@@ -164,13 +160,13 @@ def _consumes(raw: Any, interner: dict[Any, Any]) -> tuple[Any, bool]:
     for cc in raw:
         if not isinstance(cc, dict):
             continue
-        counters = tuple(sorted((_s(k), _num(qty(_d(v).get("value"))))
-                                for k, v in _d(cc.get("counters")).items()))
-        groups_raw = [g for g in _l(cc.get("compatibilityGroups")) if isinstance(g, str)]
+        counters = tuple(sorted((interned_str(k), _num(qty(as_dict(v).get("value"))))
+                                for k, v in as_dict(cc.get("counters")).items()))
+        groups_raw = [g for g in as_list(cc.get("compatibilityGroups")) if isinstance(g, str)]
         groups = frozenset(_intern(g) for g in groups_raw) if groups_raw else None
         if groups:
             has_groups = True
-        ckey = ("cons", _s(cc.get("counterSet")), counters, groups)
+        ckey = ("cons", interned_str(cc.get("counterSet")), counters, groups)
         entry = interner.get(ckey)
         if entry is None:
             entry = interner[ckey] = ckey[1:]
@@ -199,21 +195,21 @@ class Device:
 
     def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
         self.uid = uid
-        self.name = _s(raw.get("name"))
+        self.name = interned_str(raw.get("name"))
         self.slice = sl
         self.dkey = (sl.driver, sl.pool, self.name)
-        self.attrs: dict[str, Any] = _d(raw.get("attributes"))
-        self.raw_capacity: dict[str, Any] = _d(raw.get("capacity"))
+        self.attrs: dict[str, Any] = as_dict(raw.get("attributes"))
+        self.raw_capacity: dict[str, Any] = as_dict(raw.get("capacity"))
         self.caps, self.capnames = _caps(sl.driver, self.raw_capacity, interner)
         self.consumes, self.has_groups = _consumes(raw.get("consumesCounters"), interner)
         self.allow_multi = raw.get("allowMultipleAllocations") is True
-        self.binding = bool(_l(raw.get("bindingConditions")))
+        self.binding = bool(as_list(raw.get("bindingConditions")))
         # The slice's own taints (DeviceTaintRules join them per model: ``Model.taints``); no
         # timeAdded, which no allocation reads, so identical devices stay identical (``classes``).
-        taints = [Taint(_s(t.get("key")), _s(t.get("value")), _s(t.get("effect")))
-                  for t in _l(raw.get("taints")) if isinstance(t, dict)]
+        taints = [Taint(interned_str(t.get("key")), interned_str(t.get("value")), interned_str(t.get("effect")))
+                  for t in as_list(raw.get("taints")) if isinstance(t, dict)]
         self.taints: tuple[Taint, ...] = _shared(interner, tuple(taints)) if taints else ()
-        self.node_name = _s(raw.get("nodeName"))
+        self.node_name = interned_str(raw.get("nodeName"))
         self.all_nodes = raw.get("allNodes") is True
         self.node_selector = parse_node_selector(raw.get("nodeSelector"))
         self.skip_node_ops = sl.skip_node_ops
@@ -298,32 +294,32 @@ class Slice:
                  "_interner", "_has_groups", "_has_binding")
 
     def __init__(self, raw: dict[str, Any], first_uid: int, interner: dict[Any, Any]) -> None:
-        meta = _d(raw.get("metadata"))
-        spec = _d(raw.get("spec"))
-        pool = _d(spec.get("pool"))
-        self.name = _s(meta.get("name"))
-        self.driver = _s(spec.get("driver"))
-        self.pool = _s(pool.get("name"))
+        meta = as_dict(raw.get("metadata"))
+        spec = as_dict(raw.get("spec"))
+        pool = as_dict(spec.get("pool"))
+        self.name = interned_str(meta.get("name"))
+        self.driver = interned_str(spec.get("driver"))
+        self.pool = interned_str(pool.get("name"))
         gen, cnt = pool.get("generation"), pool.get("resourceSliceCount")
         self.generation = gen if isinstance(gen, int) and not isinstance(gen, bool) else 0
         self.count = cnt if isinstance(cnt, int) and not isinstance(cnt, bool) else 0
-        self.node_name = _s(spec.get("nodeName"))
+        self.node_name = interned_str(spec.get("nodeName"))
         self.all_nodes = spec.get("allNodes") is True
         self.node_selector: NodeSelector | None = parse_node_selector(spec.get("nodeSelector"))
         self.per_device: bool | None = (spec["perDeviceNodeSelection"] is True
                                         if "perDeviceNodeSelection" in spec
                                         and spec["perDeviceNodeSelection"] is not None else None)
-        self.skip_node_ops = bool(_l(spec.get("skipNodeOperations")))
+        self.skip_node_ops = bool(as_list(spec.get("skipNodeOperations")))
         """Its devices skip node operations (only the experimental allocator checks it)."""
         self.counter_sets: dict[str, dict[str, int | Fraction]] = {}
         names: list[str] = []
-        for cs in _l(spec.get("sharedCounters")):
+        for cs in as_list(spec.get("sharedCounters")):
             if not isinstance(cs, dict):
                 continue
-            n = _s(cs.get("name"))
+            n = interned_str(cs.get("name"))
             names.append(n)
-            self.counter_sets[n] = {_s(k): _num(qty(_d(v).get("value")))
-                                    for k, v in _d(cs.get("counters")).items()}
+            self.counter_sets[n] = {interned_str(k): _num(qty(as_dict(v).get("value")))
+                                    for k, v in as_dict(cs.get("counters")).items()}
         self.counter_set_names = _shared(interner, tuple(names))
         self.has_counters = bool(names)
         self._raw: dict[str, Any] | None = raw
@@ -345,7 +341,7 @@ class Slice:
                     raw, interner = self._raw, self._interner
                     assert raw is not None and interner is not None
                     devs = []
-                    for i, d in enumerate(_l(_d(raw.get("spec")).get("devices"))):
+                    for i, d in enumerate(as_list(as_dict(raw.get("spec")).get("devices"))):
                         if isinstance(d, dict):
                             devs.append(Device(self._first_uid + i, self, d, interner))
                     self._has_groups = any(d.has_groups for d in devs)
@@ -381,16 +377,16 @@ class NodeInfo:
     @classmethod
     def of(cls, raw: dict[str, Any]) -> NodeInfo | None:
         """The node of a Node object (None when it has no name)."""
-        name = _s(_d(raw.get("metadata")).get("name"))
+        name = interned_str(as_dict(raw.get("metadata")).get("name"))
         return cls(name, {}, frozenset(), raw) if name else None
 
     def _read(self) -> None:
         raw = self._raw
         if raw is not None:
-            meta = _d(raw.get("metadata"))
-            self._labels = {k: v for k, v in _d(meta.get("labels")).items()
+            meta = as_dict(raw.get("metadata"))
+            self._labels = {k: v for k, v in as_dict(meta.get("labels")).items()
                             if isinstance(k, str) and isinstance(v, str)}
-            self._features = frozenset(f for f in _l(_d(raw.get("status")).get("declaredFeatures"))
+            self._features = frozenset(f for f in as_list(as_dict(raw.get("status")).get("declaredFeatures"))
                                        if isinstance(f, str))
             self._raw = None
 
@@ -413,8 +409,8 @@ class DeviceClassInfo:
 
     def __init__(self, raw: dict[str, Any]) -> None:
         self.raw = raw
-        self.name = _s(_d(raw.get("metadata")).get("name"))
-        self.selectors: list[Any] = _l(_d(raw.get("spec")).get("selectors"))
+        self.name = interned_str(as_dict(raw.get("metadata")).get("name"))
+        self.selectors: list[Any] = as_list(as_dict(raw.get("spec")).get("selectors"))
         self.compiled: Any = None
         """Its selectors as the search takes them, on first use (``claims.class_selectors``): the
         same for every request of the class, as they name no claim."""
@@ -446,7 +442,7 @@ class AllocatedState:
         for r in results:
             if not isinstance(r, dict) or r.get("adminAccess") is True:
                 continue
-            key = (_s(r.get("driver")), _s(r.get("pool")), _s(r.get("device")))
+            key = (interned_str(r.get("driver")), interned_str(r.get("pool")), interned_str(r.get("device")))
             if cc and r.get("shareID"):
                 self.shared.add(key)
                 consumed = r.get("consumedCapacity")

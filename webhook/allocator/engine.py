@@ -17,15 +17,17 @@ from webhook.allocator.candidate import status_result
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, claim_label, parse_claim, parse_leaf
 from webhook.allocator.classes import FITS, ClassMemo, Failures, node_names
+from webhook.allocator.devices import interned_str
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.frame import Carry, DeviceResult, Limits
-from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, _d, _l, _s
+from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo
 from webhook.allocator.nodedata import node_data
 from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.pools import Pool, pools_for
 from webhook.allocator.reasons import Code, Reason, fatal, full, note, rank, text
 from webhook.allocator.search import Search
 from webhook.gates import Gate
+from webhook.raw import as_dict, as_list
 
 JOINT, PER_CLAIM = "joint", "per-pod"
 NODE_CLASSES = True
@@ -132,7 +134,7 @@ class NodeReasons:
 
 
 def _allocated_claim_fits(raw: dict[str, Any], node: NodeInfo) -> bool:
-    sel = _d(_d(raw.get("status")).get("allocation")).get("nodeSelector")
+    sel = as_dict(as_dict(raw.get("status")).get("allocation")).get("nodeSelector")
     parsed = parse_node_selector(sel)
     return parsed is None or parsed.matches(node)
 
@@ -159,7 +161,7 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
     pending: list[dict[str, Any]] = []
     fixed: list[dict[str, Any]] = []
     for raw in raw_claims:
-        (fixed if _d(_d(raw.get("status")).get("allocation")) else pending).append(raw)
+        (fixed if as_dict(as_dict(raw.get("status")).get("allocation")) else pending).append(raw)
     try:
         claims = [parse_claim(raw, model) for raw in pending]
     except AllocError as e:
@@ -245,14 +247,14 @@ def _held(model: Model, base: AllocatedState, fixed: list[dict[str, Any]]) -> Al
         return base
     held = base.copy()
     for raw in extra:
-        held.add_results(_l(_d(_d(_d(raw.get("status")).get("allocation")).get("devices")).get("results")),
+        held.add_results(as_list(as_dict(as_dict(as_dict(raw.get("status")).get("allocation")).get("devices")).get("results")),
                          model.gates)
     return held
 
 
 def _key(raw: dict[str, Any]) -> tuple[str, str]:
-    meta = _d(raw.get("metadata"))
-    return (_s(meta.get("namespace")) or "default", _s(meta.get("name")))
+    meta = as_dict(raw.get("metadata"))
+    return (interned_str(meta.get("namespace")) or "default", interned_str(meta.get("name")))
 
 
 def _try_node(out: Outcome, run: _Run, name: str) -> bool:
@@ -430,8 +432,8 @@ def _cel_deadline(deadline: float | None) -> Any:
 
 def claims_from_template(tpl: dict[str, Any], name: str | None = None) -> dict[str, Any]:
     """A ResourceClaim built from a ResourceClaimTemplate (spec copied, name derived)."""
-    meta = _d(tpl.get("metadata"))
-    spec = _d(_d(tpl.get("spec")).get("spec"))
+    meta = as_dict(tpl.get("metadata"))
+    spec = as_dict(as_dict(tpl.get("spec")).get("spec"))
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
             "metadata": {"name": name or f"{meta.get('name', 'template')}-claim",
                          "namespace": meta.get("namespace", "default")},

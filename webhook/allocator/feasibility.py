@@ -15,9 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from webhook.allocator.engine import CUT_SHORT, JOINT, PER_CLAIM, Outcome, allocate, claims_from_template
-from webhook.allocator.model import _d, _l, model_for
+from webhook.allocator.model import model_for
 from webhook.allocator.reasons import Reason, body, warning
 from webhook.gates import FeatureGates
+from webhook.raw import as_dict, as_list
 from webhook.state.base import ClusterSnapshot
 
 WARNINGS_MAX = 3
@@ -49,26 +50,26 @@ def claims_for(obj: dict[str, Any], snapshot: ClusterSnapshot,
 
 def _podgroup_claims(obj: dict[str, Any], snapshot: ClusterSnapshot,
                      extra: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    meta = _d(obj.get("metadata"))
+    meta = as_dict(obj.get("metadata"))
     ns = meta.get("namespace") or "default"
 
     def find(k: str, name: Any) -> dict[str, Any] | None:
         for o in extra:
-            m = _d(o.get("metadata"))
+            m = as_dict(o.get("metadata"))
             if o.get("kind") == k and m.get("name") == name and (m.get("namespace") or "default") == ns:
                 return o
         if not isinstance(name, str):
             return None
         for o in snapshot.of(k):  # an object written without a namespace is in "default"
-            m = _d(o.get("metadata"))
+            m = as_dict(o.get("metadata"))
             if m.get("name") == name and (m.get("namespace") or "default") == ns:
                 return o
         return None
 
     claims: list[dict[str, Any]] = []
     notes: list[str] = []
-    for i, entry in enumerate(_l(_d(obj.get("spec")).get("resourceClaims"))):
-        entry = _d(entry)
+    for i, entry in enumerate(as_list(as_dict(obj.get("spec")).get("resourceClaims"))):
+        entry = as_dict(entry)
         if entry.get("resourceClaimName"):
             found = find("ResourceClaim", entry["resourceClaimName"])
             if found is None:
@@ -108,7 +109,7 @@ def _per_pod_warning(name: str, greedy: Outcome, limit: int = WARNING_LENGTH_MAX
 
 
 def _name(obj: Any) -> str:
-    meta = _d(obj.get("metadata")) if isinstance(obj, dict) else {}
+    meta = as_dict(obj.get("metadata")) if isinstance(obj, dict) else {}
     return str(meta.get("name") or meta.get("generateName") or "?")
 
 
@@ -212,7 +213,7 @@ def checked(check: Callable[[], list[str]]) -> list[str]:
 def _warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGates, deadline: float,
               max_steps: int, limit: int) -> list[str]:
     about = subject(obj)
-    if about is None or _d(_d(obj.get("status")).get("allocation")):
+    if about is None or as_dict(as_dict(obj.get("status")).get("allocation")):
         return []
     claims, notes = claims_for(obj, snapshot)
     out = [f"{PREFIX}{n} in the cluster state" for n in notes]

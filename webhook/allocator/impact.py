@@ -30,12 +30,14 @@ from types import MappingProxyType
 from typing import Any
 
 from webhook.allocator.claims import claim_label
+from webhook.allocator.devices import interned_str
 from webhook.allocator.engine import CUT_SHORT, allocate
 from webhook.allocator.feasibility import PREFIX, WARNING_LENGTH_MAX, WARNINGS_MAX, middle, warning_line
-from webhook.allocator.model import Model, _d, _l, _s, model_for
+from webhook.allocator.model import Model, model_for
 from webhook.allocator.reasons import Reason
 from webhook.allocator.taints import parse_taint, parse_toleration, selects, tolerates
 from webhook.gates import FeatureGates, Gate
+from webhook.raw import as_dict, as_list
 from webhook.state.base import ClusterSnapshot
 
 PENDING_MAX = 200
@@ -54,7 +56,7 @@ def impact_warnings(obj: dict[str, Any], old: dict[str, Any] | None, snapshot: C
 
 
 def _name(obj: Any) -> str:
-    return _s(_d(_d(obj).get("metadata")).get("name"))
+    return interned_str(as_dict(as_dict(obj).get("metadata")).get("name"))
 
 
 def _with(snapshot: ClusterSnapshot, kind: str, name: str, obj: dict[str, Any] | None) -> ClusterSnapshot:
@@ -83,7 +85,7 @@ _PREVIEWS: dict[str, _Preview] = {
 
 def _warnings(obj: dict[str, Any], old: dict[str, Any] | None, snapshot: ClusterSnapshot, gates: FeatureGates,
               deadline: float, max_steps: int, clock: Callable[[], float]) -> list[str]:
-    kind, name = _s(obj.get("kind")), _name(obj)
+    kind, name = interned_str(obj.get("kind")), _name(obj)
     what = _PREVIEWS.get(kind)
     if what is None or not name:
         return []
@@ -106,7 +108,7 @@ def _warnings(obj: dict[str, Any], old: dict[str, Any] | None, snapshot: Cluster
         if not _rules_apply(gates):
             return out  # the scheduler ignores rules: no allocation changes
     pending = [raw for raw in snapshot.of("ResourceClaim") if isinstance(raw, dict)
-               and not _d(_d(raw.get("status")).get("allocation")) and what.affects(raw, name)]
+               and not as_dict(as_dict(raw.get("status")).get("allocation")) and what.affects(raw, name)]
     if pending:
         out += _stop_fitting(pending, before_model, after_model, deadline, max_steps, clock,
                              this_rule=name if what.is_rule else "")
@@ -122,17 +124,18 @@ def _evicted(rule: dict[str, Any] | None, model: Model) -> set[tuple[str, int]]:
     """(claim label, seconds until eviction) for every allocated claim ``rule`` evicts pods of."""
     if rule is None or not _rules_apply(model.gates):
         return set()  # the eviction controller ignores rules (and taints) then
-    spec = _d(rule.get("spec"))
+    spec = as_dict(rule.get("spec"))
     taint = parse_taint(spec.get("taint"), _name(rule))
     if taint is None or taint.effect != "NoExecute":
         return set()
     out: dict[str, int] = {}
     for (ns, cname), raw in model.allocated_claims.items():
-        results = _l(_d(_d(_d(raw.get("status")).get("allocation")).get("devices")).get("results"))
-        for r in map(_d, results):
-            if not selects(spec.get("deviceSelector"), _s(r.get("driver")), _s(r.get("pool")), _s(r.get("device"))):
+        results = as_list(as_dict(as_dict(as_dict(raw.get("status")).get("allocation")).get("devices")).get("results"))
+        for r in map(as_dict, results):
+            if not selects(spec.get("deviceSelector"), interned_str(r.get("driver")), interned_str(r.get("pool")),
+                           interned_str(r.get("device"))):
                 continue
-            tols = [t for t in map(parse_toleration, _l(r.get("tolerations")))
+            tols = [t for t in map(parse_toleration, as_list(r.get("tolerations")))
                     if t.effect == "NoExecute" and tolerates(t, taint)]
             if any(t.seconds is None for t in tols):
                 continue  # tolerated forever
@@ -145,10 +148,10 @@ def _evicted(rule: dict[str, Any] | None, model: Model) -> set[tuple[str, int]]:
 def _classes_of(raw: dict[str, Any]) -> set[str]:
     """The DeviceClasses a claim's requests name (``exactly`` and every ``firstAvailable`` entry)."""
     out: set[str] = set()
-    for req in map(_d, _l(_d(_d(raw.get("spec")).get("devices")).get("requests"))):
-        for body in [_d(req.get("exactly"))] + [_d(s) for s in _l(req.get("firstAvailable"))]:
-            if _s(body.get("deviceClassName")):
-                out.add(_s(body.get("deviceClassName")))
+    for req in map(as_dict, as_list(as_dict(as_dict(raw.get("spec")).get("devices")).get("requests"))):
+        for body in [as_dict(req.get("exactly"))] + [as_dict(s) for s in as_list(req.get("firstAvailable"))]:
+            if interned_str(body.get("deviceClassName")):
+                out.add(interned_str(body.get("deviceClassName")))
     return out
 
 

@@ -28,10 +28,8 @@ from webhook.allocator.devices import (
     NodeInfo,
     Num,
     Slice,
-    _d,
     _intern,
-    _l,
-    _s,
+    interned_str,
     num,
     qnum,
     qty,
@@ -39,10 +37,11 @@ from webhook.allocator.devices import (
 from webhook.allocator.taints import NO_RULES, Taint, TaintRules
 from webhook.allocator.variant import STABLE, variant
 from webhook.gates import FeatureGates, Gate
+from webhook.raw import as_dict, as_list
 from webhook.state.base import ClusterSnapshot
 
-__all__ = ["AllocatedState", "CapSpec", "Device", "DeviceClassInfo", "Model", "NodeInfo", "Num", "Slice", "_d",
-           "_l", "_s", "SliceGates", "hiding_gate", "model_for", "num", "qnum", "qty"]
+__all__ = ["AllocatedState", "CapSpec", "Device", "DeviceClassInfo", "Model", "NodeInfo", "Num", "Slice",
+           "SliceGates", "hiding_gate", "model_for", "num", "qnum", "qty"]
 
 
 _UIDS = itertools.count()
@@ -85,7 +84,7 @@ def _slice_of(raw: dict[str, Any], keep: bool) -> Slice:
         if len(_INTERNER) > _INTERNER_MAX:   # sharing is an optimisation: start afresh when large
             _INTERNER.clear()
         first = next(_UIDS)
-        for _ in range(len(_l(_d(raw.get("spec")).get("devices")))):
+        for _ in range(len(as_list(as_dict(raw.get("spec")).get("devices")))):
             next(_UIDS)
         sl = Slice(raw, first, _INTERNER)
         if keep:
@@ -141,8 +140,8 @@ class _Index:
         self.by_node = by_node
         self.unnamed = unnamed
         # Nodes named only by devices (per-device node selection) of slices without a node.
-        self.device_nodes = {_s(d.get("nodeName")) for raw in unnamed
-                             for d in _l(_d(raw.get("spec")).get("devices")) if isinstance(d, dict)}
+        self.device_nodes = {interned_str(d.get("nodeName")) for raw in unnamed
+                             for d in as_list(as_dict(raw.get("spec")).get("devices")) if isinstance(d, dict)}
         self.device_nodes.discard("")
 
 
@@ -190,11 +189,12 @@ class Model:
             for raw in self._claim_raws:
                 if not isinstance(raw, dict):
                     continue
-                alloc = _d(_d(raw.get("status")).get("allocation"))
-                results = _l(_d(alloc.get("devices")).get("results"))
+                alloc = as_dict(as_dict(raw.get("status")).get("allocation"))
+                results = as_list(as_dict(alloc.get("devices")).get("results"))
                 if alloc:
-                    meta = _d(raw.get("metadata"))
-                    self.allocated_claims[(_s(meta.get("namespace")) or "default", _s(meta.get("name")))] = raw
+                    meta = as_dict(raw.get("metadata"))
+                    key = (interned_str(meta.get("namespace")) or "default", interned_str(meta.get("name")))
+                    self.allocated_claims[key] = raw
                     self.allocated.add_results(results, gates)
         self._all: tuple[Slice, ...] | None = None
         self._kept: tuple[Slice, ...] | None = None

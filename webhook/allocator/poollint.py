@@ -42,6 +42,7 @@ from typing import Any
 from webhook.allocator.model import SliceGates, hiding_gate
 from webhook.findings import Finding
 from webhook.gates import FeatureGates, Gate
+from webhook.raw import as_dict, as_list
 
 PREFIX = "pool: "
 PoolKey = tuple[str, str]
@@ -125,12 +126,6 @@ class PoolFinding:
 # ---------------------------------------------------------------- raw slices
 
 
-def _d(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _l(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
 
 
 def _int(v: Any) -> int:
@@ -138,38 +133,38 @@ def _int(v: Any) -> int:
 
 
 def _name(sl: dict[str, Any]) -> str:
-    return str(_d(sl.get("metadata")).get("name") or "")
+    return str(as_dict(sl.get("metadata")).get("name") or "")
 
 
 def pool_key(sl: Any) -> PoolKey | None:
     """(driver, pool name) of a slice; None for something that is not a slice with a pool."""
     if not isinstance(sl, dict) or sl.get("kind") != "ResourceSlice":
         return None
-    spec = _d(sl.get("spec"))
-    driver, pool = spec.get("driver"), _d(spec.get("pool")).get("name")
+    spec = as_dict(sl.get("spec"))
+    driver, pool = spec.get("driver"), as_dict(spec.get("pool")).get("name")
     if not isinstance(driver, str) or not isinstance(pool, str):
         return None
     return driver, pool
 
 
 def _generation(sl: dict[str, Any]) -> int:
-    return _int(_d(_d(sl.get("spec")).get("pool")).get("generation"))
+    return _int(as_dict(as_dict(sl.get("spec")).get("pool")).get("generation"))
 
 
 def _count(sl: dict[str, Any]) -> int:
-    return _int(_d(_d(sl.get("spec")).get("pool")).get("resourceSliceCount"))
+    return _int(as_dict(as_dict(sl.get("spec")).get("pool")).get("resourceSliceCount"))
 
 
 def _uses_groups(spec: dict[str, Any]) -> bool:
-    return any(_l(_d(cc).get("compatibilityGroups"))
-               for dev in _l(spec.get("devices")) for cc in _l(_d(dev).get("consumesCounters")))
+    return any(as_list(as_dict(cc).get("compatibilityGroups"))
+               for dev in as_list(spec.get("devices")) for cc in as_list(as_dict(dev).get("consumesCounters")))
 
 
 def _hiding_gates(sl: dict[str, Any], gates: SliceGates) -> list[str]:
     """Every gate that hides the slice from the scheduler (each has its own consequence)."""
-    spec = _d(sl.get("spec"))
+    spec = as_dict(sl.get("spec"))
     found = (hiding_gate(per_device=spec.get("perDeviceNodeSelection") is not None,
-                         counters=bool(_l(spec.get("sharedCounters"))), groups=False, gates=gates),
+                         counters=bool(as_list(spec.get("sharedCounters"))), groups=False, gates=gates),
              hiding_gate(per_device=False, counters=False, groups=_uses_groups(spec), gates=gates))
     return [str(g) for g in found if g is not None]
 
@@ -182,7 +177,7 @@ def _node_selection(spec: dict[str, Any]) -> tuple[str, str]:
         return "spec.allNodes", "all nodes"
     if isinstance(spec.get("nodeSelector"), dict):
         return "spec.nodeSelector", "a node selector " + repr(sorted(repr(t) for t in
-                                                                   _l(spec["nodeSelector"].get("nodeSelectorTerms"))))
+                                                                   as_list(spec["nodeSelector"].get("nodeSelectorTerms"))))
     if spec.get("perDeviceNodeSelection") is True:
         return "spec.perDeviceNodeSelection", "per device"
     return "spec", "none"
@@ -196,25 +191,25 @@ def publish_findings(driver: str, pool: str, slices: Sequence[dict[str, Any]]) -
     out: list[PoolFinding] = []
     sets: dict[str, tuple[Place, set[str]]] = {}
     for sl in slices:
-        for i, cs in enumerate(_l(_d(sl.get("spec")).get("sharedCounters"))):
-            name = str(_d(cs).get("name") or "")
+        for i, cs in enumerate(as_list(as_dict(sl.get("spec")).get("sharedCounters"))):
+            name = str(as_dict(cs).get("name") or "")
             here = Place(_name(sl), f"spec.sharedCounters[{i}].name")
             if name in sets:
                 out.append(PoolFinding(Check.DUPLICATE_COUNTER_SET, driver, pool, (sets[name][0], here), name))
             else:
-                sets[name] = (here, {str(k) for k in _d(_d(cs).get("counters"))})
+                sets[name] = (here, {str(k) for k in as_dict(as_dict(cs).get("counters"))})
     devices: dict[str, Place] = {}
     for sl in slices:
-        for i, dev in enumerate(_l(_d(sl.get("spec")).get("devices"))):
-            dev = _d(dev)
+        for i, dev in enumerate(as_list(as_dict(sl.get("spec")).get("devices"))):
+            dev = as_dict(dev)
             name = str(dev.get("name") or "")
             here = Place(_name(sl), f"spec.devices[{i}].name")
             if name in devices:
                 out.append(PoolFinding(Check.DUPLICATE_DEVICE, driver, pool, (devices[name], here), name))
             else:
                 devices[name] = here
-            for j, cc in enumerate(_l(dev.get("consumesCounters"))):
-                cc = _d(cc)
+            for j, cc in enumerate(as_list(dev.get("consumesCounters"))):
+                cc = as_dict(cc)
                 set_name = str(cc.get("counterSet") or "")
                 where = f"spec.devices[{i}].consumesCounters[{j}]"
                 if set_name not in sets:
@@ -225,7 +220,7 @@ def publish_findings(driver: str, pool: str, slices: Sequence[dict[str, Any]]) -
                 out.extend(PoolFinding(Check.UNKNOWN_COUNTER, driver, pool,
                                        (Place(_name(sl), f"{where}.counters[{c}]"), sets[set_name][0]),
                                        str(c), device=name, counter_set=set_name)
-                           for c in _d(cc.get("counters")) if str(c) not in defined)
+                           for c in as_dict(cc.get("counters")) if str(c) not in defined)
     return out
 
 
@@ -266,7 +261,7 @@ def lint_pool(driver: str, pool: str, slices: Sequence[dict[str, Any]], gates: F
                if whole or f.check not in (Check.UNKNOWN_COUNTER_SET, Check.UNKNOWN_COUNTER))
     selections: dict[str, list[Place]] = {}
     for s in current:
-        where, what = _node_selection(_d(s.get("spec")))
+        where, what = _node_selection(as_dict(s.get("spec")))
         selections.setdefault(what, []).append(Place(_name(s), where))
     if len(selections) > 1:
         out.append(PoolFinding(Check.MIXED_NODE_SELECTION, driver, pool,

@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from webhook.raw import as_dict, as_str
+
 BLOCKING = ("NoSchedule", "NoExecute")
 """The effects that keep a device from an untolerating request (allocator ``taintPreventsAllocation``)."""
 
@@ -53,25 +55,21 @@ class Toleration(NamedTuple):
     """``tolerationSeconds`` (None: forever)."""
 
 
-def _s(v: Any) -> str:
-    return v if isinstance(v, str) else ""
-
-
-def _d(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
 
 
 def parse_taint(raw: Any, rule: str = "") -> Taint | None:
-    t = _d(raw)
+    t = as_dict(raw)
     if not t:
         return None
-    return Taint(_s(t.get("key")), _s(t.get("value")), _s(t.get("effect")), rule, _s(t.get("timeAdded")))
+    return Taint(as_str(t.get("key")), as_str(t.get("value")), as_str(t.get("effect")), rule,
+                 as_str(t.get("timeAdded")))
 
 
 def parse_toleration(raw: Any) -> Toleration:
-    t = _d(raw)
+    t = as_dict(raw)
     secs = t.get("tolerationSeconds")
-    return Toleration(_s(t.get("key")), _s(t.get("operator")) or "Equal", _s(t.get("value")), _s(t.get("effect")),
+    return Toleration(as_str(t.get("key")), as_str(t.get("operator")) or "Equal", as_str(t.get("value")),
+                      as_str(t.get("effect")),
                       secs if isinstance(secs, int) and not isinstance(secs, bool) else None)
 
 
@@ -109,9 +107,9 @@ class TaintRules:
         """The raw rules of the snapshot (a model reuses these rules while they are the same)."""
         self._index: dict[tuple[str | None, str | None, str | None], list[tuple[int, Taint]]] = {}
         for i, raw in enumerate(raws):
-            meta, spec = _d(_d(raw).get("metadata")), _d(_d(raw).get("spec"))
+            meta, spec = as_dict(as_dict(raw).get("metadata")), as_dict(as_dict(raw).get("spec"))
             sel = spec.get("deviceSelector")
-            taint = parse_taint(spec.get("taint"), _s(meta.get("name")))
+            taint = parse_taint(spec.get("taint"), as_str(meta.get("name")))
             if not isinstance(sel, dict) or taint is None:
                 continue  # no selector: no device (upstream); no taint: nothing to apply
             key = tuple(v if isinstance(v, str) else None for v in (sel.get("driver"), sel.get("pool"),

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from webhook.raw import as_dict, as_list
+
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 """The node affinity the scheduler filters on (the preferred one only scores)."""
 
@@ -23,12 +25,6 @@ FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 """The same, as the live state's LIST/WATCH asks the apiserver (it then sends DELETED for a pod
 that turns terminal)."""
 
-def _d(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _l(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
 
 
 _META = ("name", "namespace", "uid", "resourceVersion", "generateName")
@@ -37,8 +33,8 @@ _BOTH_SPEC = ("nodeName", "schedulingGroup", "overhead")
 
 
 def _container(c: Any) -> dict[str, Any]:
-    c = _d(c)
-    res = _d(c.get("resources"))
+    c = as_dict(c)
+    res = as_dict(c.get("resources"))
     out: dict[str, Any] = {"name": c.get("name")}
     kept = {k: res[k] for k in ("requests", "limits") if k in res}
     if kept:
@@ -49,24 +45,24 @@ def _container(c: Any) -> dict[str, Any]:
 
 
 def is_terminal(pod: Any) -> bool:
-    return _d(_d(pod).get("status")).get("phase") in TERMINAL
+    return as_dict(as_dict(pod).get("status")).get("phase") in TERMINAL
 
 
 def trim_pod(pod: dict[str, Any]) -> dict[str, Any] | None:
     """The part of ``pod`` the state keeps; None for a terminal pod (not kept at all)."""
     if is_terminal(pod):
         return None
-    meta, spec, status = _d(pod.get("metadata")), _d(pod.get("spec")), _d(pod.get("status"))
+    meta, spec, status = as_dict(pod.get("metadata")), as_dict(pod.get("spec")), as_dict(pod.get("status"))
     bound = bool(spec.get("nodeName"))
     out_spec: dict[str, Any] = {k: spec[k] for k in _BOTH_SPEC if k in spec}
-    out_spec["containers"] = [_container(c) for c in _l(spec.get("containers"))]
+    out_spec["containers"] = [_container(c) for c in as_list(spec.get("containers"))]
     if "initContainers" in spec:
-        out_spec["initContainers"] = [_container(c) for c in _l(spec.get("initContainers"))]
-    if "requests" in _d(spec.get("resources")):
-        out_spec["resources"] = {"requests": _d(spec.get("resources"))["requests"]}
+        out_spec["initContainers"] = [_container(c) for c in as_list(spec.get("initContainers"))]
+    if "requests" in as_dict(spec.get("resources")):
+        out_spec["resources"] = {"requests": as_dict(spec.get("resources"))["requests"]}
     if not bound:
         out_spec.update({k: spec[k] for k in _PENDING_SPEC if k in spec})
-        required = _d(_d(spec.get("affinity")).get("nodeAffinity")).get(REQUIRED)
+        required = as_dict(as_dict(spec.get("affinity")).get("nodeAffinity")).get(REQUIRED)
         if required is not None:
             out_spec["affinity"] = {"nodeAffinity": {REQUIRED: required}}
     out_status = {k: status[k] for k in ("phase",) + (() if bound else ("resourceClaimStatuses",))

@@ -20,20 +20,20 @@ from typing import Any
 
 from webhook.allocator.engine import claims_from_template
 from webhook.gates import FeatureGates, Gate
+from webhook.raw import as_dict, as_list
 from webhook.state.base import ClusterSnapshot
-from webhook.workloads.resources import _d, _l
 
 GENERATED_BASE_MAX = 57
 """The controller's longest ``generateName`` base (63 minus the hyphen and 5 random characters)."""
 
 
 def _ns(obj: Any) -> str:
-    ns = _d(_d(obj).get("metadata")).get("namespace")
+    ns = as_dict(as_dict(obj).get("metadata")).get("namespace")
     return ns if isinstance(ns, str) and ns else "default"
 
 
 def _name(obj: Any) -> str:
-    name = _d(_d(obj).get("metadata")).get("name")
+    name = as_dict(as_dict(obj).get("metadata")).get("name")
     return name if isinstance(name, str) else ""
 
 
@@ -92,15 +92,15 @@ def pod_claims(pod: dict[str, Any], lookup: Lookup, group: dict[str, Any] | None
     ``group`` is the pod's PodGroup (None: none, or not found). Never raises.
     """
     ns, name = _ns(pod), _name(pod)
-    spec = _d(pod.get("spec"))
-    have = {_d(s).get("name"): _d(s).get("resourceClaimName")
-            for s in _l(_d(pod.get("status")).get("resourceClaimStatuses"))}
+    spec = as_dict(pod.get("spec"))
+    have = {as_dict(s).get("name"): as_dict(s).get("resourceClaimName")
+            for s in as_list(as_dict(pod.get("status")).get("resourceClaimStatuses"))}
     group_refs = _group_refs(group) if group is not None and gates.enabled(Gate.DRA_WORKLOAD_RESOURCE_CLAIMS) \
         else {}
     out: list[ClaimUse] = []
     notes: list[str] = []
-    for entry in _l(spec.get("resourceClaims")):
-        entry = _d(entry)
+    for entry in as_list(spec.get("resourceClaims")):
+        entry = as_dict(entry)
         ename = entry.get("name")
         if not isinstance(ename, str):
             continue
@@ -139,8 +139,8 @@ def _in(claim: dict[str, Any], ns: str) -> dict[str, Any]:
 
 def _group_refs(group: dict[str, Any]) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
-    for e in _l(_d(group.get("spec")).get("resourceClaims")):
-        e = _d(e)
+    for e in as_list(as_dict(group.get("spec")).get("resourceClaims")):
+        e = as_dict(e)
         for field in ("resourceClaimName", "resourceClaimTemplateName"):
             if isinstance(e.get("name"), str) and isinstance(e.get(field), str):
                 out.setdefault(e["name"], (field, e[field]))
@@ -150,8 +150,8 @@ def _group_refs(group: dict[str, Any]) -> dict[str, tuple[str, str]]:
 def _group_claim(group: dict[str, Any], entry: str, tpl: dict[str, Any], lookup: Lookup) -> ClaimUse:
     """The PodGroup's claim for ``entry``: the one its status names, else made from the template."""
     ns = _ns(group)
-    for s in _l(_d(group.get("status")).get("resourceClaimStatuses")):
-        s = _d(s)
+    for s in as_list(as_dict(group.get("status")).get("resourceClaimStatuses")):
+        s = as_dict(s)
         made = s.get("resourceClaimName")
         if s.get("name") == entry and isinstance(made, str) and (found := lookup.find("ResourceClaim", ns, made)):
             return ClaimUse(entry, f"{ns}/{made}", found, True)

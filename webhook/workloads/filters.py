@@ -24,8 +24,9 @@ from typing import Any, NamedTuple
 
 from webhook.allocator.nodesel import NodeSelector, parse_node_selector
 from webhook.allocator.reasons import Code, Reason
+from webhook.raw import as_dict, as_list, as_str
 from webhook.state.pods import REQUIRED
-from webhook.workloads.resources import PODS, Amounts, _d, _l, node_allocatable, pod_requests, show
+from webhook.workloads.resources import PODS, Amounts, node_allocatable, pod_requests, show
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 FILTERED_EFFECTS = ("NoSchedule", "NoExecute")
@@ -57,13 +58,11 @@ class Taint(NamedTuple):
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
 
 
-def _s(v: Any) -> str:
-    return v if isinstance(v, str) else ""
-
 
 def tolerations_of(raw: Any) -> tuple[Toleration, ...]:
-    return tuple(Toleration(_s(t.get("key")), _s(t.get("operator")), _s(t.get("value")), _s(t.get("effect")))
-                 for t in _l(raw) if isinstance(t, dict))
+    return tuple(Toleration(as_str(t.get("key")), as_str(t.get("operator")), as_str(t.get("value")),
+                            as_str(t.get("effect")))
+                 for t in as_list(raw) if isinstance(t, dict))
 
 
 def tolerated(tolerations: tuple[Toleration, ...], taint: Taint) -> bool:
@@ -88,11 +87,11 @@ class PodFilter:
 
     @classmethod
     def of(cls, pod: Any) -> PodFilter:
-        spec = _d(_d(pod).get("spec"))
+        spec = as_dict(as_dict(pod).get("spec"))
         selector = tuple(sorted((str(k), v if isinstance(v, str) else str(v))
-                                for k, v in _d(spec.get("nodeSelector")).items()))
-        required = _d(_d(spec.get("affinity")).get("nodeAffinity")).get(REQUIRED)
-        return cls(_s(spec.get("nodeName")), selector, parse_node_selector(required),
+                                for k, v in as_dict(spec.get("nodeSelector")).items()))
+        required = as_dict(as_dict(spec.get("affinity")).get("nodeAffinity")).get(REQUIRED)
+        return cls(as_str(spec.get("nodeName")), selector, parse_node_selector(required),
                    tolerations_of(spec.get("tolerations")), pod_requests(pod))
 
 
@@ -102,12 +101,13 @@ class NodeFacts:
     __slots__ = ("name", "labels", "taints", "unschedulable", "allocatable")
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
-        meta = _d(raw.get("metadata"))
-        spec = _d(raw.get("spec"))
-        self.name = _s(meta.get("name"))
-        self.labels = {k: v for k, v in _d(meta.get("labels")).items() if isinstance(k, str) and isinstance(v, str)}
-        self.taints = tuple(Taint(_s(t.get("key")), _s(t.get("value")), _s(t.get("effect")))
-                            for t in _l(spec.get("taints")) if isinstance(t, dict))
+        meta = as_dict(raw.get("metadata"))
+        spec = as_dict(raw.get("spec"))
+        self.name = as_str(meta.get("name"))
+        self.labels = {k: v for k, v in as_dict(meta.get("labels")).items()
+                       if isinstance(k, str) and isinstance(v, str)}
+        self.taints = tuple(Taint(as_str(t.get("key")), as_str(t.get("value")), as_str(t.get("effect")))
+                            for t in as_list(spec.get("taints")) if isinstance(t, dict))
         self.unschedulable = spec.get("unschedulable") is True
         self.allocatable: Amounts = node_allocatable(raw)
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from webhook.workloads.resources import _d
+from webhook.raw import as_dict
 
 
 class WorkloadError(ValueError):
@@ -66,7 +66,7 @@ WORKLOAD_KINDS: dict[str, WorkloadKind] = {k.kind: k for k in (
     WorkloadKind("Job", "batch", ("spec", "template"), _job_count),
     WorkloadKind("CronJob", "batch", ("spec", "jobTemplate", "spec", "template"),
                  lambda spec, what: 0 if spec.get("suspend") is True else _job_count(
-                     _d(_d(spec.get("jobTemplate")).get("spec")), what)),
+                     as_dict(as_dict(spec.get("jobTemplate")).get("spec")), what)),
 )}
 """The workload kinds whose pods ``simulate`` and the webhook place (besides Pod itself)."""
 
@@ -94,7 +94,7 @@ class Workload:
     def pod(self, i: int) -> dict[str, Any]:
         """Replica ``i`` as a Pod object (its own copy)."""
         pod = copy.deepcopy(self.template)
-        pod["metadata"] = {**_d(pod.get("metadata")), "name": self.pod_name(i), "namespace": self.namespace}
+        pod["metadata"] = {**as_dict(pod.get("metadata")), "name": self.pod_name(i), "namespace": self.namespace}
         pod["apiVersion"], pod["kind"] = "v1", "Pod"
         return pod
 
@@ -116,7 +116,7 @@ def is_pod_source(obj: Any) -> bool:
 def workload_of(obj: dict[str, Any]) -> Workload:
     """The pods ``obj`` (a Pod or a workload kind) makes. Raises WorkloadError on an object that
     cannot make any (no pod template, a bad count); zero replicas is an answer, not an error."""
-    meta = _d(obj.get("metadata"))
+    meta = as_dict(obj.get("metadata"))
     ns = _text(meta.get("namespace")) or "default"
     # generateName: upstream adds 5 random characters, we add "0"
     name = _text(meta.get("name")) or f"{_text(meta.get('generateName')) or 'unnamed-'}0"
@@ -136,5 +136,5 @@ def workload_of(obj: dict[str, Any]) -> Workload:
         raise WorkloadError(f"{label}: no pod template ({'.'.join(wk.template)}.spec)")
     at: Any = obj
     for step in wk.count_at:
-        at = _d(at.get(step)) if isinstance(at, dict) else {}
-    return Workload(kind, ns, name, wk.count(_d(at), label), template)
+        at = as_dict(at.get(step)) if isinstance(at, dict) else {}
+    return Workload(kind, ns, name, wk.count(as_dict(at), label), template)

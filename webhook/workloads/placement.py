@@ -32,11 +32,12 @@ from webhook.allocator.engine import CUT_SHORT, ERROR, JOINT, Outcome, allocate,
 from webhook.allocator.model import AllocatedState, Model
 from webhook.allocator.reasons import Code, Reason, note, tally
 from webhook.gates import FeatureGates
+from webhook.raw import as_dict, as_list
 from webhook.state.pods import TERMINAL
 from webhook.workloads.claims import ClaimUse, Lookup, pod_claims
 from webhook.workloads.filters import NodeFacts, PodFilter, fit_reason, static_reason
 from webhook.workloads.kinds import Workload
-from webhook.workloads.resources import Amounts, _d, _l, pod_requests
+from webhook.workloads.resources import Amounts, pod_requests
 
 REPLICAS_MAX = 2_000
 """Pods placed per call at most; a workload with more replicas gets "at least k" past it."""
@@ -122,7 +123,8 @@ def _base(nodes: tuple[Any, ...], pods: tuple[Any, ...]) -> _Base:
     if entry is not None and entry[0] is nodes:
         facts = entry[2][0]
     else:
-        named = sorted((n for n in nodes if isinstance(n, dict)), key=lambda n: str(_d(n.get("metadata")).get("name")))
+        named = sorted((n for n in nodes if isinstance(n, dict)),
+                       key=lambda n: str(as_dict(n.get("metadata")).get("name")))
         for raw in named:
             f = NodeFacts(raw)
             if f.name:
@@ -130,9 +132,9 @@ def _base(nodes: tuple[Any, ...], pods: tuple[Any, ...]) -> _Base:
     used: dict[str, Amounts] = {}
     count: dict[str, int] = {}
     for pod in pods:
-        spec = _d(pod.get("spec")) if isinstance(pod, dict) else {}
+        spec = as_dict(pod.get("spec")) if isinstance(pod, dict) else {}
         name = spec.get("nodeName")
-        if isinstance(name, str) and name in facts and _d(pod.get("status")).get("phase") not in TERMINAL:
+        if isinstance(name, str) and name in facts and as_dict(pod.get("status")).get("phase") not in TERMINAL:
             into = used.setdefault(name, {})
             for k, v in pod_requests(pod).items():
                 into[k] = into.get(k, 0) + v
@@ -251,10 +253,10 @@ def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: Fe
 
 def _group_key(pod: dict[str, Any]) -> str:
     """``namespace/name`` of the pod's PodGroup (``spec.schedulingGroup``), or ""."""
-    name = _d(_d(pod.get("spec")).get("schedulingGroup")).get("podGroupName")
+    name = as_dict(as_dict(pod.get("spec")).get("schedulingGroup")).get("podGroupName")
     if not isinstance(name, str) or not name:
         return ""
-    return f"{_d(pod.get('metadata')).get('namespace') or 'default'}/{name}"
+    return f"{as_dict(pod.get('metadata')).get('namespace') or 'default'}/{name}"
 
 
 def _group_of(run: _Run, pod: dict[str, Any]) -> tuple[str, dict[str, Any] | None, list[str]]:
@@ -270,7 +272,7 @@ def _group_of(run: _Run, pod: dict[str, Any]) -> tuple[str, dict[str, Any] | Non
 
 
 def _place_one(run: _Run, pod: dict[str, Any], filtered: _Filtered) -> PodPlacement:
-    meta = _d(pod.get("metadata"))
+    meta = as_dict(pod.get("metadata"))
     label = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
     gkey, group, notes = _group_of(run, pod)
     uses, missing = pod_claims(pod, run.lookup, group, run.gates)
@@ -289,7 +291,7 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: _Filtered) -> PodPlacem
     # Replicas of one template ask for claims of the same content (names aside, which no search
     # reads) until a shared claim gets allocated: what fit for one fits for the next.
     run.memo.same_claims((id(filtered), tuple((u.entry, u.shared, u.key if u.shared else "",
-                                               bool(_d(_d(r.get("status")).get("allocation"))))
+                                               bool(as_dict(as_dict(r.get("status")).get("allocation"))))
                                               for u, r in zip(uses, raws, strict=True))))
     candidates, rejected = filtered.split(run.nodes)
     out = _allocate(run, raws, candidates)
@@ -305,7 +307,7 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: _Filtered) -> PodPlacem
 
 def _consumers(run: _Run, use: ClaimUse) -> int:
     held = run.allocated.get(use.key, use.claim)
-    return len(_l(_d(held.get("status")).get("reservedFor"))) + run.consumers.get(use.key, 0)
+    return len(as_list(as_dict(held.get("status")).get("reservedFor"))) + run.consumers.get(use.key, 0)
 
 
 def _prebound_notes(run: _Run, node: str, uses: list[ClaimUse], raws: list[dict[str, Any]]) -> list[str]:
@@ -315,23 +317,23 @@ def _prebound_notes(run: _Run, node: str, uses: list[ClaimUse], raws: list[dict[
         return [f"node {node} (spec.nodeName) is not in the cluster state"]
     return [f"spec.nodeName is set: kube-scheduler does not schedule the pod, so nothing allocates "
             f"claim {u.key}" for u, raw in zip(uses, raws, strict=True)
-            if not _d(_d(raw.get("status")).get("allocation"))]
+            if not as_dict(as_dict(raw.get("status")).get("allocation"))]
 
 
 def _hold_allocated(run: _Run, uses: list[ClaimUse], raws: list[dict[str, Any]]) -> None:
     """Allocated claims the state does not hold (from the input files): their devices are in
     use from now on, once each (``allocate`` takes ``held`` as holding every allocated claim)."""
     for u, raw in zip(uses, raws, strict=True):
-        alloc = _d(_d(raw.get("status")).get("allocation"))
+        alloc = as_dict(as_dict(raw.get("status")).get("allocation"))
         key = tuple(u.key.split("/", 1))
         if not alloc or u.key in run.folded or u.key in run.allocated or key in run.model.allocated_claims:
             continue
         run.folded.add(u.key)
-        results = _l(_d(alloc.get("devices")).get("results"))
+        results = as_list(as_dict(alloc.get("devices")).get("results"))
         held = run.held.copy()
         held.add_results(results, run.model.gates)
         run.held = held
-        run.memo.touch((str(_d(r).get("driver")), str(_d(r).get("pool"))) for r in results)
+        run.memo.touch((str(as_dict(r).get("driver")), str(as_dict(r).get("pool"))) for r in results)
 
 
 def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str]) -> Outcome:
@@ -374,7 +376,7 @@ def _commit(run: _Run, out: Outcome, uses: list[ClaimUse], pf: PodFilter) -> Non
         if u.shared:
             run.consumers[u.key] = run.consumers.get(u.key, 0) + 1
         stored = run.allocated.get(u.key, u.claim)
-        if _d(_d(stored.get("status")).get("allocation")):
+        if as_dict(as_dict(stored.get("status")).get("allocation")):
             continue
         results = next(pending, [])
         if u.shared:
@@ -382,7 +384,7 @@ def _commit(run: _Run, out: Outcome, uses: list[ClaimUse], pf: PodFilter) -> Non
 
 
 def _gang_min(group: dict[str, Any]) -> int:
-    gang = _d(_d(_d(group.get("spec")).get("schedulingPolicy")).get("gang"))
+    gang = as_dict(as_dict(as_dict(group.get("spec")).get("schedulingPolicy")).get("gang"))
     n = gang.get("minCount")
     return n if isinstance(n, int) and not isinstance(n, bool) else 1
 
@@ -399,7 +401,7 @@ def _gangs(run: _Run, out: Placement) -> Placement:
         group = run.lookup.find("PodGroup", ns, name)
         need = _gang_min(group) if group is not None else 1
         members = [p for p in run.lookup.snapshot.of("Pod") if _member(p, ns, name)]
-        bound = sum(1 for p in members if _d(_d(p).get("spec")).get("nodeName"))
+        bound = sum(1 for p in members if as_dict(as_dict(p).get("spec")).get("nodeName"))
         if len(placed) + bound >= need or run.members.get(gkey, 0) + len(members) < need:
             continue
         for p in placed:
@@ -414,7 +416,7 @@ def _gangs(run: _Run, out: Placement) -> Placement:
 
 def _member(pod: Any, ns: str, group: str) -> bool:
     """Whether a pod of the state belongs to PodGroup ``ns/group`` (terminal pods do not)."""
-    meta, spec = _d(_d(pod).get("metadata")), _d(_d(pod).get("spec"))
+    meta, spec = as_dict(as_dict(pod).get("metadata")), as_dict(as_dict(pod).get("spec"))
     return ((meta.get("namespace") or "default") == ns
-            and _d(spec.get("schedulingGroup")).get("podGroupName") == group
-            and _d(_d(pod).get("status")).get("phase") not in TERMINAL)
+            and as_dict(spec.get("schedulingGroup")).get("podGroupName") == group
+            and as_dict(as_dict(pod).get("status")).get("phase") not in TERMINAL)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from webhook.quantity import Quantity, try_parse
+from webhook.raw import as_dict, as_list
 
 CPU, MEMORY, EPHEMERAL, PODS = "cpu", "memory", "ephemeral-storage", "pods"
 POD_LEVEL = (CPU, MEMORY)
@@ -23,12 +24,6 @@ POD_LEVEL = (CPU, MEMORY)
 Amounts = dict[str, int]
 
 
-def _d(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _l(v: Any) -> list[Any]:
-    return v if isinstance(v, list) else []
 
 
 def amount(name: str, q: Quantity) -> int:
@@ -40,7 +35,7 @@ def amounts(raw: Any) -> Amounts:
     """A ResourceList (``{"cpu": "500m", ...}``) as amounts; unparsable entries are left out
     (the apiserver refuses them: only a hand-written state file can hold one)."""
     out: Amounts = {}
-    for name, text in _d(raw).items():
+    for name, text in as_dict(raw).items():
         q = try_parse(text)
         if isinstance(name, str) and q is not None:
             out[name] = amount(name, q)
@@ -48,7 +43,7 @@ def amounts(raw: Any) -> Amounts:
 
 
 def _container_requests(c: Any) -> Amounts:
-    res = _d(_d(c).get("resources"))
+    res = as_dict(as_dict(c).get("resources"))
     got = amounts(res.get("requests"))
     for name, value in amounts(res.get("limits")).items():
         got.setdefault(name, value)  # the apiserver's default: requests from limits
@@ -68,15 +63,15 @@ def _floor(into: Amounts, other: Mapping[str, int]) -> None:
 
 def pod_requests(pod: Any) -> Amounts:
     """What the pod requests of its node (see the module doc); never raises."""
-    spec = _d(_d(pod).get("spec"))
+    spec = as_dict(as_dict(pod).get("spec"))
     total: Amounts = {}
-    for c in _l(spec.get("containers")):
+    for c in as_list(spec.get("containers")):
         _add(total, _container_requests(c))
     sidecars: Amounts = {}
     init_floor: Amounts = {}
-    for c in _l(spec.get("initContainers")):
+    for c in as_list(spec.get("initContainers")):
         own = _container_requests(c)
-        if _d(c).get("restartPolicy") == "Always":  # a sidecar runs beside everything after it
+        if as_dict(c).get("restartPolicy") == "Always":  # a sidecar runs beside everything after it
             _add(total, own)
             _add(sidecars, own)
             _floor(init_floor, sidecars)
@@ -85,7 +80,7 @@ def pod_requests(pod: Any) -> Amounts:
             _add(during, sidecars)
             _floor(init_floor, during)
     _floor(total, init_floor)
-    pod_level = amounts(_d(spec.get("resources")).get("requests"))
+    pod_level = amounts(as_dict(spec.get("resources")).get("requests"))
     if any(_pod_level(k) for k in pod_level):
         total.update({k: v for k, v in pod_level.items() if _pod_level(k)})
     _add(total, amounts(spec.get("overhead")))
@@ -99,7 +94,7 @@ def _pod_level(name: str) -> bool:
 def node_allocatable(node: Any) -> Amounts:
     """``status.allocatable`` of a Node as amounts (an absent one allows nothing, not even a
     pod: the scheduler reads the missing ``pods`` entry as 0)."""
-    return amounts(_d(_d(node).get("status")).get("allocatable"))
+    return amounts(as_dict(as_dict(node).get("status")).get("allocatable"))
 
 
 def show(name: str, value: int) -> str:

@@ -1,0 +1,25 @@
+"""Reading raw API objects (the dicts the apiserver stores or a user wrote) without raising.
+
+Pure, stdlib only. A value of the wrong JSON type reads as the empty one, so code that walks an
+object (``as_dict(obj.get("spec")).get("devices")``) never fails on odd input; what is wrong with
+the object is the rules' business, not the reader's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def as_dict(v: Any) -> dict[str, Any]:
+    """``v`` when it is a JSON object, else ``{}``."""
+    return v if isinstance(v, dict) else {}
+
+
+def as_list(v: Any) -> list[Any]:
+    """``v`` when it is a JSON array, else ``[]``."""
+    return v if isinstance(v, list) else []
+
+
+def as_str(v: Any) -> str:
+    """``v`` when it is a string, else ``""``."""
+    return v if isinstance(v, str) else ""
