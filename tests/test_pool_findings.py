@@ -18,13 +18,15 @@ import yaml
 from tests.builders import SLICE, review
 from webhook.admission.pipeline import review as run_review
 from webhook.config import Settings
+from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot, StaticState
 
 BROKEN = "examples/driver-ci/broken-pool/"
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "webhook", *args], capture_output=True, text=True, timeout=120)
+def run(*args: str, input_text: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "webhook", *args], capture_output=True, text=True, timeout=120,
+                          input=input_text)
 
 
 def slice_of(name: str, *devices: str, count: int = 2, pool: str = "pool") -> dict[str, Any]:
@@ -96,6 +98,46 @@ def test_an_update_is_one_slice_of_a_live_pool(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stdout
 
 
+def _pcie_list(name: str) -> dict[str, Any]:
+    """A slice whose device sets the standard pcieRoot attribute as a list (its format is one string)."""
+    obj = slice_of(name, "gpu-0", count=1)
+    obj["spec"]["devices"][0]["attributes"] = {"resource.kubernetes.io/pcieRoot": {"strings": ["pci0000:00"]}}
+    return obj
+
+
+AS_WEBHOOK = [
+    pytest.param([slice_of("a", "gpu-0", count=3)], [], id="first-slice-of-a-publish"),
+    pytest.param([slice_of("a", "gpu-0"), slice_of("b", "gpu-0")], [], id="two-slices-each-judged-alone"),
+    pytest.param([slice_of("b", "gpu-0")], [slice_of("a", "gpu-0")], id="duplicate-with-the-state"),
+    pytest.param([_pcie_list("a")], [], id="standard-attribute-worded-for-the-server"),
+]
+
+
+@pytest.mark.parametrize(("objs", "state"), AS_WEBHOOK)
+def test_review_as_webhook_warns_exactly_as_validate_does(objs: list[dict[str, Any]], state: list[dict[str, Any]],
+                                                          tmp_path: Path) -> None:
+    """`review --as-webhook` judges each slice alone against the cluster state, worded for the
+    server: the warnings `/validate` sends for each (what kubectl would print)."""
+    (tmp_path / "state").mkdir()
+    for i, obj in enumerate(state):
+        write(tmp_path / "state" / f"{i}.yaml", obj)
+    args = ["--cluster-state", str(tmp_path / "state")] if state else []
+    r = run("review", "-f", write(tmp_path / "objs.yaml", *objs), "--as-webhook", "--no-feasibility", *args,
+            "--feature-gates", LIST_ATTRIBUTES, "-o", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    got = [item["response"].get("warnings", []) for item in (doc["items"] if doc["kind"] == "List" else [doc])]
+    assert got == [validate(obj, state, gates=LIST_ATTRIBUTES) for obj in objs]
+
+
+def test_a_list_value_of_a_one_string_standard_attribute_is_named_a_list() -> None:
+    (got,) = validate(_pcie_list("a"), [], gates=LIST_ATTRIBUTES)
+    assert "a list of strings, not a string" in got
+    whole = run("review", "-f", "-", "--no-feasibility", "--feature-gates", LIST_ATTRIBUTES,
+                input_text=yaml.safe_dump(_pcie_list("a")))
+    assert 'a list of strings, not a string; want a string "pci<domain>:<bus>"' in whole.stdout
+
+
 # ---------------------------------------------------------------- test suites
 
 
@@ -115,10 +157,13 @@ def test_a_suite_expects_findings_and_fails_on_one_it_does_not_expect(tmp_path: 
 # ---------------------------------------------------------------- the server
 
 
-def validate(obj: dict[str, Any], state: list[dict[str, Any]], op: str = "CREATE") -> list[str]:
+LIST_ATTRIBUTES = "DRAListTypeAttributes=true"
+
+
+def validate(obj: dict[str, Any], state: list[dict[str, Any]], op: str = "CREATE", gates: str = "") -> list[str]:
+    settings = Settings(feasibility=False, gates=FeatureGates.parse(gates))
     resp, _ = run_review(review(obj, op=op, old=copy.deepcopy(obj) if op == "UPDATE" else None),
-                         Settings(feasibility=False), StaticState(ClusterSnapshot.from_objects(state)),
-                         endpoint="validate")
+                         settings, StaticState(ClusterSnapshot.from_objects(state)), endpoint="validate")
     assert resp["response"]["allowed"] is True
     return list(resp["response"].get("warnings", []))
 

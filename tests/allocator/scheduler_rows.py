@@ -21,10 +21,6 @@ from typing import Any
 
 from tests.differential.gen_sched import IMAGE, RANK, SCENARIO, SCHEDULER, SchedScenario, ranks
 
-#: Waiting for pods to be `simulate` inputs, placed as the scheduler places them (issue 25, the
-#: "pods" work: node filters, fatal allocator errors on any candidate node).
-PODS = "issue 25: pods as simulate inputs, with the scheduler's semantics"
-
 
 @dataclass
 class SchedRow:
@@ -99,6 +95,11 @@ def _allocated_on(key: str, node_name: str, device: str, *, at: str | None) -> d
     return {"allocation": allocation}
 
 
+def tainted(n: dict[str, Any]) -> dict[str, Any]:
+    n["spec"]["taints"] = [{"key": "dedicated", "value": "yes", "effect": "NoSchedule"}]
+    return n
+
+
 MODEL_A = 'device.attributes["gpu.rc.example.com"].model == "a"'
 
 ROWS: list[SchedRow] = [
@@ -107,7 +108,7 @@ ROWS: list[SchedRow] = [
         scenario("ra", [node("ra", "a", 0), node_slice("ra", "a", [{"name": "d0"}, {"name": "d1"}]),
                         device_class("ra")],
                  [claim("ra", "claim-0"), pod("ra", "pod-0", ["claim-0", "claim-0"], 1)]),
-        {"pod-0": False}, PODS,
+        {"pod-0": False}, "",
         "The scheduler reserves the claim once per pod entry; the apiserver refuses the second, "
         "identical reservedFor entry (Duplicate value), at every retry."),
     SchedRow(
@@ -115,7 +116,7 @@ ROWS: list[SchedRow] = [
         scenario("rb", [node("rb", "a", 0), node_slice("rb", "a", [{"name": "d0"}]), device_class("rb"),
                         claim("rb", "held", status=_allocated_on("rb", "a", "d0", at=None))],
                  [pod("rb", "pod-0", ["held"], 1)]),
-        {"pod-0": False}, PODS,
+        {"pod-0": False}, "",
         "With DRADeviceBindingConditions on (the 1.37 default) the scheduler stamps "
         "allocationTimestamp on an allocated claim while reserving it; the apiserver refuses any "
         "change to a stored allocation, so a claim allocated without the stamp (by an older "
@@ -129,4 +130,14 @@ ROWS: list[SchedRow] = [
         {"pod-0": False}, "",
         "The scheduler filters every node; the selector fails at run time on the device of node b "
         "(no attribute model) and a filter error fails the whole attempt, although node a fits."),
+    SchedRow(
+        "allocated-for-another-node-and-unreserved", "defaults", {},
+        scenario("rd", [node("rd", "a", 0), tainted(node("rd", "b", 1)), device_class("rd"),
+                        node_slice("rd", "a", [{"name": "d0"}]), node_slice("rd", "b", [{"name": "d0"}]),
+                        claim("rd", "held", status=_allocated_on("rd", "b", "d0", at="2026-01-01T00:00:00Z"))],
+                 [pod("rd", "pod-0", ["held"], 2)]),
+        {"pod-0": True}, "",
+        "The claim is allocated for node b, which the pod does not tolerate, and reserved for no pod: "
+        "after the failed attempt the scheduler's DRA plugin deallocates it (PostFilter), and the next "
+        "attempt allocates it on node a."),
 ]

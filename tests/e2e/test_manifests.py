@@ -1,8 +1,8 @@
 """Every seed manifest and every valid served-version corpus manifest through the real apiserver.
 
 `kubectl apply --dry-run=server` must succeed through both webhooks, and the warnings kubectl
-prints must be exactly ours: what `dra-webhook review` says offline about the same documents
-(same gates, the apiserver's live state dumped as `--cluster-state`), plus whatever the
+prints must be exactly ours: what `dra-webhook review --as-webhook` says offline about the same
+documents (same gates, the apiserver's live state dumped as `--cluster-state`), plus whatever the
 apiserver itself warns (measured on a second apiserver with no webhook registered). They must
 also stay within the apiserver's warning limits, so none is dropped or truncated on the way.
 """
@@ -110,6 +110,7 @@ def offline(rig: tuple[Sandbox, ApiServer], tmp_path_factory: pytest.TempPathFac
         docs += [(mid, d) for d in yaml.safe_load_all(text) if d]
     (work / "all.yaml").write_text(yaml.safe_dump_all([d for _, d in docs]))
     done = subprocess.run([sys.executable, "-m", "webhook", "review", "-f", str(work / "all.yaml"), "--dry-run",
+                           "--as-webhook",
                            "--feature-gates", gate_spec(sb.webhook.gates if sb.webhook else {}),
                            "--cluster-state", str(state), "-o", "json"],
                           capture_output=True, text=True, timeout=300, cwd=REPO)

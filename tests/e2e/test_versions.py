@@ -105,11 +105,11 @@ def _calls(sb: Sandbox, name: str) -> list[dict[str, Any]]:
 
 
 def _review(sb: Sandbox, obj: dict[str, Any], tmp: Any) -> dict[str, Any]:
-    """`dra-webhook review` of ``obj`` with the webhook's gates: its AdmissionReview."""
+    """`dra-webhook review --as-webhook` of ``obj`` with the webhook's gates: its AdmissionReview."""
     f = tmp / "obj.json"
     f.write_text(json.dumps(obj))
     assert sb.webhook is not None
-    done = subprocess.run([sys.executable, "-m", "webhook", "review", "-f", str(f), "--no-feasibility",
+    done = subprocess.run([sys.executable, "-m", "webhook", "review", "-f", str(f), "--no-feasibility", "--as-webhook",
                            "--feature-gates", gate_spec(sb.webhook.gates), "-o", "json"],
                           capture_output=True, text=True, timeout=120, cwd=REPO)
     assert done.returncode in (0, 1), done.stderr

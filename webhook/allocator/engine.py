@@ -133,7 +133,9 @@ class NodeReasons:
         self.names = names
 
 
-def _allocated_claim_fits(raw: dict[str, Any], node: NodeInfo) -> bool:
+def allocated_claim_fits(raw: dict[str, Any], node: NodeInfo) -> bool:
+    """Whether an allocated claim can be used on ``node`` (its allocation's ``nodeSelector``
+    matches; a claim that is not allocated, or allocated for every node, can)."""
     sel = as_dict(as_dict(raw.get("status")).get("allocation")).get("nodeSelector")
     parsed = parse_node_selector(sel)
     return parsed is None or parsed.matches(node)
@@ -266,7 +268,7 @@ def _try_node(out: Outcome, run: _Run, name: str) -> bool:
     model = run.model
     n = model.node(name)
     out.nodes_tried += 1
-    bad = next((claim_label(r) for r in run.fixed if not _allocated_claim_fits(r, n)), None)
+    bad = next((claim_label(r) for r in run.fixed if not allocated_claim_fits(r, n)), None)
     if bad is not None:
         if not out.feasible:
             out.entries.append(Reason(Code.CLAIM_NOT_ON_NODE, node=name, claim=bad))

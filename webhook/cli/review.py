@@ -66,6 +66,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.add_argument("--cluster-state", metavar="DIR",
                    help="cluster state for feasibility warnings (default: the shipped examples)")
     r.add_argument("--no-feasibility", action="store_true", help="skip feasibility warnings")
+    r.add_argument("--as-webhook", action="store_true",
+                   help="answer as the webhook answers each request in a cluster, so the warnings are "
+                        "exactly what kubectl would print: worded to fit the server's warning length "
+                        "(120 characters unless --config says otherwise), and each slice's pool judged "
+                        "as the cluster state plus that slice shows it, a moment of a live pool (by "
+                        "default the files are a driver's whole publish and warnings are printed whole)")
     r.add_argument("--driver-schemas", metavar="DIR", help=DRIVER_SCHEMAS_HELP)
     r.add_argument("--compare-gates", metavar="NAMES",
                    help="run with these gates on and off and show the differences")
@@ -132,7 +138,8 @@ def build_review(obj: dict[str, Any], old: dict[str, Any] | None, operation: str
 
 def review_objects(objs: list[dict[str, Any]], old: dict[str, Any] | None, operation: str,
                    dry_run: bool, settings: Settings, state: StateSource | None, *,
-                   pool_state: Sequence[Any] = (), progress: Callable[[int], None] | None = None) -> list[Reviewed]:
+                   pool_state: Sequence[Any] = (), progress: Callable[[int], None] | None = None,
+                   as_webhook: bool = False) -> list[Reviewed]:
     """Review every object as the apiserver and our webhooks would: the apiserver's decode step
     (an object it cannot decode is refused, HTTP 400; null list items and map values become zero
     values), its defaults, then our pipeline; then the pool lint over every ResourceSlice given.
@@ -140,8 +147,10 @@ def review_objects(objs: list[dict[str, Any]], old: dict[str, Any] | None, opera
     The objects are one set: a pool given across many files is one pool, judged once over the
     slices the apiserver would store (the allowed ones, as mutated) plus ``pool_state`` (the
     slices of a cluster state the user named); CREATEs as a driver's complete publish, an UPDATE
-    as a change in a live pool (``poollint``: ``complete``). ``progress`` is called
-    with the index of each object before it is reviewed.
+    as a change in a live pool (``poollint``: ``complete``). With ``as_webhook`` each slice is
+    judged alone, as the webhook judges a request: its pool as ``pool_state`` plus that slice
+    shows it, a moment of a live pool. ``progress`` is called with the index of each object
+    before it is reviewed.
     """
     outcomes: list[tuple[dict[str, Any], Outcome, dict[str, Any]] | Reviewed] = []
     for i, given in enumerate(objs):
@@ -161,8 +170,9 @@ def review_objects(objs: list[dict[str, Any]], old: dict[str, Any] | None, opera
         doc = build_review(with_defaults(decoded.obj), with_defaults(stored) if stored else None, operation, dry_run)
         outcomes.append((given, evaluate(parse_review(doc), settings, state, endpoint="review"), doc))
     # A CREATE of files is a driver's whole publish; an UPDATE changes one slice of a live pool.
-    _add_pool_findings([o[1] for o in outcomes if isinstance(o, tuple)], pool_state, settings,
-                       complete=operation == "CREATE")
+    judged = [o[1] for o in outcomes if isinstance(o, tuple)]
+    for group in ([[out] for out in judged] if as_webhook else [judged]):
+        _add_pool_findings(group, pool_state, settings, complete=operation == "CREATE" and not as_webhook)
     return [o if isinstance(o, Reviewed) else _reviewed(*o, settings) for o in outcomes]
 
 
@@ -224,7 +234,8 @@ def _old(args: argparse.Namespace, sources: list[Source]) -> tuple[dict[str, Any
 
 def review_sources(sources: list[Source], old: dict[str, Any] | None, operation: str, dry_run: bool,
                    settings: Settings, state: StateSource | None, strict: bool,
-                   progress: Progress | None = None, pool_state: Sequence[Any] = ()) -> list[Result]:
+                   progress: Progress | None = None, pool_state: Sequence[Any] = (),
+                   as_webhook: bool = False) -> list[Result]:
     """Every document reviewed, in input order, as one set (``review_objects``); non-objects
     become ``Skipped``."""
     objs = [(i, src) for i, src in enumerate(sources) if src.obj is not None]
@@ -234,7 +245,7 @@ def review_sources(sources: list[Source], old: dict[str, Any] | None, operation:
             progress.step(objs[k][0], len(sources), objs[k][1].origin)
 
     reviewed = review_objects([src.obj for _, src in objs if src.obj is not None], old, operation, dry_run,
-                              settings, state, pool_state=pool_state, progress=step)
+                              settings, state, pool_state=pool_state, progress=step, as_webhook=as_webhook)
     got = {i: replace(r, origin=src.origin, strict=strict) for (i, src), r in zip(objs, reviewed, strict=True)}
     return [got[i] if i in got else Skipped(src.origin, src.problem, strict) for i, src in enumerate(sources)]
 
@@ -247,7 +258,9 @@ def cluster_slices(path: str | None) -> tuple[Any, ...]:
 
 def run(args: argparse.Namespace) -> int:
     # Offline, warnings are printed whole: the apiserver's 120-character budget is the server's.
-    settings = replace(build_settings(args.feature_gates, args.config), max_warning_length=sys.maxsize)
+    settings = build_settings(args.feature_gates, args.config)
+    if not args.as_webhook:
+        settings = replace(settings, max_warning_length=sys.maxsize)
     if args.driver_schemas:
         settings = settings.with_driver_schemas(args.driver_schemas)
     if args.no_feasibility:
@@ -260,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
         from webhook.cli.compare import compare_review
         objs = [s.obj for s in sources if s.obj is not None]
         cmp = compare_review(lambda s: review_objects(objs, old, operation, args.dry_run, s, state,
-                                                      pool_state=pool_state),
+                                                      pool_state=pool_state, as_webhook=args.as_webhook),
                              settings, parse_gate_names(args.compare_gates))
         print(render.review_comparison(cmp, args.output))
         return cmp.exit_code
@@ -268,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
     # (10,000 slices: linear time instead of 2× from repeated full collections).
     with Progress.on_tty("review") as progress, collector_paused():
         results = review_sources(sources, old, operation, args.dry_run, settings, state, args.strict,
-                                 progress if len(sources) > 1 else None, pool_state)
+                                 progress if len(sources) > 1 else None, pool_state, args.as_webhook)
     text, notes = render.reviews(results, args.output)
     for note in notes:
         print(note, file=sys.stderr)

@@ -9,7 +9,11 @@ Pure (the deadline is a ``time.monotonic()`` value passed in). For each pod, in 
    (``allocator.allocate``, which searches every candidate, as the scheduler filters every
    node: a fatal error on any of them fails the pod). Claims already allocated (in the state,
    or by an earlier pod: a named claim is shared) restrict the nodes and hold their devices;
-4. on success, the node, its requests and the devices are held for the next pod.
+4. on success, the node, its requests and the devices are held for the next pod;
+5. on failure, as the scheduler's DRA plugin does after a failed attempt (its PostFilter): a
+   claim of the pod allocated for other nodes than those it could use, and reserved for no pod,
+   is deallocated, and the pod is tried again (one claim at a time; upstream picks one at random,
+   we take them in the pod's order).
 
 The node chosen is the first in name order that fits (the scheduler scores the feasible nodes
 and may pick another). The replicas of one workload are identical, so placing them stops at the
@@ -28,10 +32,10 @@ from typing import Any
 
 from webhook.allocator.candidate import allocation_of
 from webhook.allocator.classes import ClassMemo
-from webhook.allocator.engine import CUT_SHORT, ERROR, JOINT, Outcome, allocate, fold_results
+from webhook.allocator.engine import CUT_SHORT, ERROR, JOINT, Outcome, allocate, allocated_claim_fits, fold_results
 from webhook.allocator.model import AllocatedState, Model
 from webhook.allocator.reasons import Code, Reason, note, tally
-from webhook.gates import FeatureGates
+from webhook.gates import FeatureGates, Gate
 from webhook.raw import as_dict, as_list
 from webhook.state.pods import TERMINAL
 from webhook.workloads.claims import ClaimUse, Lookup, pod_claims
@@ -204,8 +208,12 @@ class _Run:
         """Every device in use: the state's, then those of allocated input claims and placed pods."""
         self.memo = ClassMemo()
         """Node classes under ``held``, kept from pod to pod (``allocator.classes``)."""
-        self.folded: set[str] = set()
+        self.folded: dict[str, dict[str, Any]] = {}
         """Allocated claims from the input files whose devices ``held`` holds already."""
+        self.committed: list[list[Any]] = []
+        """The allocation results of every pod placed so far (``held`` holds them)."""
+        self.released: set[str] = set()
+        """Allocated claims of the state the scheduler deallocated for a pod (``_deallocate``)."""
         self.allocated: dict[str, dict[str, Any]] = {}
         """Shared claims allocated by an earlier pod of this call, as they are stored then."""
         self.consumers: dict[str, int] = {}
@@ -282,6 +290,7 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: _Filtered) -> PodPlacem
         why += [note(n) for n in _prebound_notes(run, filtered.pf.node_name, uses, raws)]
     why += [Reason(Code.CLAIM_RESERVED, claim=u.key, got=RESERVED_FOR_MAX) for u in uses
             if u.shared and _consumers(run, u) >= RESERVED_FOR_MAX]
+    why += [note(n) for n in _never_reserved(run, uses, raws)]
     if why:  # the pod waits before any node is looked at
         out = Outcome()
         out.summary = why[0]
@@ -295,6 +304,11 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: _Filtered) -> PodPlacem
                                               for u, r in zip(uses, raws, strict=True))))
     candidates, rejected = filtered.split(run.nodes)
     out = _allocate(run, raws, candidates)
+    if not out.feasible and out.kind not in (ERROR, CUT_SHORT):
+        stale = _unavailable_unreserved(run, uses, raws, candidates)
+        if stale is not None:  # the scheduler's PostFilter frees it; the pod is tried again
+            _deallocate(run, *stale)
+            return _place_one(run, pod, filtered)
     if not out.feasible:
         _add_rejected(out, rejected, len(run.nodes.facts), len(candidates))
         return PodPlacement(label, None, [u.key for u in uses], out)
@@ -303,6 +317,26 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: _Filtered) -> PodPlacem
     if group is not None and _gang_min(group) > 1:
         run.groups.setdefault(gkey, []).append(got)
     return got
+
+
+def _never_reserved(run: _Run, uses: list[ClaimUse], raws: list[dict[str, Any]]) -> list[str]:
+    """Claims kube-scheduler can never reserve for the pod, so that it is never bound (its
+    PreBind fails at every attempt): one the pod names in two entries (it reserves the claim once
+    per entry and the apiserver refuses the second, identical reservation), and, with
+    DRADeviceBindingConditions on, one allocated without ``allocationTimestamp`` (it stamps the
+    allocation while reserving, and the apiserver refuses any change to a stored allocation)."""
+    out: list[str] = []
+    keys = [u.key for u in uses]
+    out += [f"the pod names claim {k} twice: kube-scheduler reserves it once per entry and the apiserver "
+            f"refuses the second reservation, so the pod is never bound" for k in sorted(set(keys))
+            if keys.count(k) > 1]
+    if run.gates.enabled(Gate.DRA_DEVICE_BINDING_CONDITIONS):
+        for u, raw in zip(uses, raws, strict=True):
+            alloc = as_dict(as_dict(raw.get("status")).get("allocation"))
+            if alloc and not alloc.get("allocationTimestamp") and u.key not in run.allocated:
+                out.append(f"claim {u.key} is allocated without allocationTimestamp: kube-scheduler stamps it when "
+                           f"it reserves the claim and the apiserver refuses any change to an allocation")
+    return out
 
 
 def _consumers(run: _Run, use: ClaimUse) -> int:
@@ -328,12 +362,48 @@ def _hold_allocated(run: _Run, uses: list[ClaimUse], raws: list[dict[str, Any]])
         key = tuple(u.key.split("/", 1))
         if not alloc or u.key in run.folded or u.key in run.allocated or key in run.model.allocated_claims:
             continue
-        run.folded.add(u.key)
+        run.folded[u.key] = raw
         results = as_list(as_dict(alloc.get("devices")).get("results"))
         held = run.held.copy()
         held.add_results(results, run.model.gates)
         run.held = held
         run.memo.touch((str(as_dict(r).get("driver")), str(as_dict(r).get("pool"))) for r in results)
+
+
+def _unavailable_unreserved(run: _Run, uses: list[ClaimUse], raws: list[dict[str, Any]],
+                            candidates: list[str]) -> tuple[ClaimUse, dict[str, Any]] | None:
+    """The first claim of the pod the scheduler would deallocate after the pod failed: allocated,
+    reserved for no pod, and unusable on some candidate node (its allocation's node selector
+    does not match the node, which the DRA plugin notes on every node it filters)."""
+    for u, raw in zip(uses, raws, strict=True):
+        if not as_dict(as_dict(raw.get("status")).get("allocation")) or _consumers(run, u):
+            continue
+        if any(not allocated_claim_fits(raw, run.model.node(name)) for name in candidates):
+            return u, raw
+    return None
+
+
+def _deallocate(run: _Run, use: ClaimUse, raw: dict[str, Any]) -> None:
+    """Treat ``use``'s claim as deallocated from now on: its devices are free again."""
+    status = {k: v for k, v in as_dict(raw.get("status")).items() if k not in ("allocation", "reservedFor", "devices")}
+    run.allocated[use.key] = {**raw, "status": status}
+    run.released.add(use.key)
+    run.folded.pop(use.key, None)
+    held = AllocatedState()
+    for (ns, name), stored in run.model.allocated_claims.items():
+        if f"{ns}/{name}" not in run.released:
+            held.add_results(_results(stored), run.model.gates)
+    for stored in run.folded.values():
+        held.add_results(_results(stored), run.model.gates)
+    for results in run.committed:
+        for got in results:
+            fold_results(held, got, run.model.gates)
+    run.held = held
+    run.memo.touch((str(as_dict(r).get("driver")), str(as_dict(r).get("pool"))) for r in _results(raw))
+
+
+def _results(raw: dict[str, Any]) -> list[Any]:
+    return as_list(as_dict(as_dict(as_dict(raw.get("status")).get("allocation")).get("devices")).get("results"))
 
 
 def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str]) -> Outcome:
@@ -366,6 +436,7 @@ def _commit(run: _Run, out: Outcome, uses: list[ClaimUse], pf: PodFilter) -> Non
     assert out.node is not None
     run.nodes.add(out.node, dict(pf.requests))
     if out.results:
+        run.committed.append(out.results)
         held = run.held.copy()
         for got in out.results:
             fold_results(held, got, run.model.gates)

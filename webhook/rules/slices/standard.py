@@ -80,8 +80,10 @@ def _numa_problem(v: Any) -> str:
 
 
 def _a(kind: str) -> str:
-    """"an int", "a string", ... for the member an attribute value sets."""
+    """"an int", "a string", "a list of strings", ... for the member an attribute value sets."""
     kind = kind or "value"
+    if kind.endswith("s"):  # the list members: ints, strings, versions, bools
+        return f"a list of {kind}"
     return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
