@@ -59,6 +59,12 @@ THREADS = 6
 #: the same group, an update conflict): the pod's turn comes again by itself.
 TRANSIENT = ("is in the process of being allocated", "waiting for", "ResourceClaim not created yet",
              "got allocated elsewhere in the meantime", "the object has been modified")
+#: A pod Unschedulable because a claim is allocated where it cannot run: kube-scheduler's DRA
+#: PostFilter deallocates such a claim when no pod holds it, before it writes the pod's condition,
+#: and the pod's next attempt comes by itself. While one of the pod's claims is not allocated the
+#: pod waits for that attempt; one still so after this many seconds is decided as it stands.
+NOT_AVAILABLE = "resourceclaim not available on the node"
+DEALLOCATED_GRACE = 20.0
 #: Order in which a scenario's cluster objects are created (claims before the pods holding them).
 ORDER = {"DeviceClass": 0, "DeviceTaintRule": 1, "Node": 2, "ResourceSlice": 3, "ResourceClaimTemplate": 4,
          "ResourceClaim": 5, "Pod": 6}
@@ -215,6 +221,7 @@ class SchedRig:
                deadline: float) -> None:
         """Ungate step by step until every pod is decided."""
         step = {id(o): 0 for o in outcomes}
+        since: dict[tuple[str, str], float] = {}
         open_ = list(outcomes)
         ungated: set[tuple[str, str]] = set()
         while open_:
@@ -234,7 +241,7 @@ class SchedRig:
                 if waiting:
                     todo.extend(waiting)
                     still.append(o)
-                elif all(decided(p, s) for p in current):
+                elif all(decided(p, s) and not self._deallocated(profile, p, since) for p in current):
                     if s.shape == "pods" and step[id(o)] + 1 < len(s.pods):
                         step[id(o)] += 1
                         still.append(o)
@@ -254,6 +261,22 @@ class SchedRig:
                             f"{p['metadata']['name']}: {outcome_of(p)}" for p in pods)
                     return
                 time.sleep(0.5 if todo else 1.0)
+
+    def _deallocated(self, profile: str, pod: dict[str, Any], since: dict[tuple[str, str], float]) -> bool:
+        """Whether the scheduler deallocated one of the pod's claims after its last attempt
+        (``NOT_AVAILABLE``) and its next attempt is still to come."""
+        if NOT_AVAILABLE not in str(scheduled_condition(pod).get("message", "")):
+            return False
+        ns = pod["metadata"]["namespace"]
+        names = {c.get("resourceClaimName") for c in pod["spec"].get("resourceClaims") or []}
+        names |= {c.get("resourceClaimName") for c in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
+        rest = self.rest(profile)
+        for name in sorted(n for n in names if n):
+            r = rest.request("GET", rest.path("ResourceClaim", ns, name))
+            if r.status_code == 200 and not (r.json().get("status") or {}).get("allocation"):
+                first = since.setdefault((ns, pod["metadata"]["name"]), time.monotonic())
+                return time.monotonic() - first < DEALLOCATED_GRACE
+        return False
 
     def _ungate(self, profile: str, pod: dict[str, Any]) -> None:
         self.rest(profile).patch(pod, [{"op": "remove", "path": "/spec/schedulingGates"}], kind="json")
