@@ -239,6 +239,16 @@ def pod(name: str, template: str, namespace: str = "default") -> dict[str, Any]:
             "spec": pod_spec(template)}
 
 
+def pod_in_group(name: str, group: str = "gang", index: int = 0, namespace: str = "default") -> dict[str, Any]:
+    """A member of ``podgroup(group)``: joins it through ``spec.schedulingGroup`` and uses the
+    group's claim of the same name."""
+    p = pod(name, f"{group}-tpl-{index}", namespace)
+    p["spec"]["resourceClaims"] = [{"name": f"worker-{index}", "resourceClaimTemplateName": f"{group}-tpl-{index}"}]
+    p["spec"]["containers"][0]["resources"]["claims"] = [{"name": f"worker-{index}"}]
+    p["spec"]["schedulingGroup"] = {"podGroupName": group}
+    return p
+
+
 def deployment(name: str, replicas: int, template: str, namespace: str = "default") -> dict[str, Any]:
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace},
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
@@ -301,10 +311,12 @@ def body(obj: dict[str, Any]) -> bytes:
 
 
 def b1_objects() -> dict[str, dict[str, Any]]:
-    """The four B1 objects by case name (full size in quick mode too: cheap)."""
+    """The B1 objects by case name (full size in quick mode too: cheap)."""
     return {
         "slice-partitionable-64": gpu_device_slice("node-0000", gpus=8),
         "slice-plain-128": plain_slice("node-0000", 128),
         "claim-cel": claim(),
         "podgroup-4": podgroup(),
+        "pod-claims": pod("train-0", "gang-tpl-0"),
+        "pod-in-podgroup": pod_in_group("gang-0"),
     }
