@@ -271,6 +271,69 @@ def cluster(nodes: int, gpus: int = GPUS_PER_NODE, partitions: int = PARTITIONS_
     return objs
 
 
+# -- the lean shape (issue 30): many small devices --------------------------------------------
+
+LEAN_CLASS = "part.gpu.example.com"
+LEAN_PARTITIONS = 8
+"""Partitions per GPU in the lean shape: 8 GPUs x 8 = 64 devices a node (a slice's limit)."""
+
+
+def lean_slices(node: str, gpus: int = GPUS_PER_NODE, partitions: int = LEAN_PARTITIONS) -> list[dict[str, Any]]:
+    """A node's lean GPU pool: one counter set of one counter per GPU, and ``gpus`` x
+    ``partitions`` devices with two attributes (the GPU's UUID, the partition index), one
+    capacity and one counter each (about 230 bytes of compact JSON a device)."""
+    pool = {"name": f"{node}-parts", "generation": 1, "resourceSliceCount": 2}
+    counters = {"name": f"{node}-part-counters", "node": node, "sets": [
+        {"name": f"gpu-{g}", "counters": {"memory": {"value": "80Gi"}}} for g in range(gpus)]}
+    devices = [{
+        "name": f"gpu-{g}-part-{p}",
+        "attributes": {"parentUUID": {"string": _uid(node, "gpu", g)}, "partition": {"int": p}},
+        "capacity": {"memory": {"value": "10Gi"}},
+        "consumesCounters": [{"counterSet": f"gpu-{g}", "counters": {"memory": {"value": "10Gi"}}}],
+    } for g in range(gpus) for p in range(partitions)]
+
+    def sl(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+                "spec": {"nodeName": node, "driver": GPU_DRIVER, "pool": pool, **spec}}
+    return [sl(counters["name"], {"sharedCounters": counters["sets"]}),
+            sl(f"{node}-parts", {"devices": devices})]
+
+
+def lean_cluster(nodes: int) -> list[dict[str, Any]]:
+    """``nodes`` nodes of :func:`lean_slices` and the one class that selects their devices."""
+    objs: list[dict[str, Any]] = [{
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": LEAN_CLASS},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU_DRIVER}"'}}]}}]
+    for i in range(nodes):
+        objs += [node(node_name(i), i), *lean_slices(node_name(i))]
+    return objs
+
+
+def lean_claim(name: str, count: int = 1, *, same_gpu: bool = False, selector: str = "") -> dict[str, Any]:
+    """A claim for ``count`` lean partitions, on one GPU when ``same_gpu`` (a matchAttribute
+    constraint on the GPU's UUID), with one CEL ``selector`` when given."""
+    exactly: dict[str, Any] = {"deviceClassName": LEAN_CLASS, "allocationMode": "ExactCount", "count": count}
+    if selector:
+        exactly["selectors"] = [{"cel": {"expression": selector}}]
+    devices: dict[str, Any] = {"requests": [{"name": "part", "exactly": exactly}]}
+    if same_gpu:
+        devices["constraints"] = [{"requests": ["part"], "matchAttribute": f"{GPU_DRIVER}/parentUUID"}]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": "default"}, "spec": {"devices": devices}}
+
+
+def lean_claims() -> dict[str, dict[str, Any]]:
+    """B6's lean cases: feasible (one device; four on one GPU) and infeasible (no device
+    matches; nine on one GPU, which has eight)."""
+    return {
+        "lean one-device": lean_claim("lean-one"),
+        "lean 4-device matchAttribute": lean_claim("lean-four", 4, same_gpu=True),
+        "lean infeasible-no-match": lean_claim(
+            "lean-none", selector=f'device.attributes["{GPU_DRIVER}"].partition >= {LEAN_PARTITIONS}'),
+        "lean infeasible-too-many": lean_claim("lean-nine", LEAN_PARTITIONS + 1, same_gpu=True),
+    }
+
+
 def device_count(objs: list[dict[str, Any]]) -> int:
     return sum(len(o["spec"].get("devices", ())) for o in objs if o.get("kind") == "ResourceSlice")
 
