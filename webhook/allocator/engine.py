@@ -31,12 +31,12 @@ from webhook.raw import as_dict, as_list
 
 JOINT, PER_CLAIM = "joint", "per-pod"
 NODE_CLASSES = True
+"""Reuse one node's failure for the nodes of its class (``classes.py``); tests compare with it off."""
 CHEAP_FIT_STEPS = 8
 """A first node that fits within this many steps turns node classes off for the rest of the call
 (its class would cost more to key, node by node, than the searches it spares; issue 30's lean
 one-device claim: 6 steps a node, 64 devices to key). Classes never change an answer, only skip
 searches whose outcome they know, so this changes only the time."""
-"""Reuse one node's failure for the nodes of its class (``classes.py``); tests compare with it off."""
 OK, UNSATISFIABLE, INVALID_POOL, ERROR, CUT_SHORT = "ok", "unsatisfiable", "invalid-pool", "error", "cut-short"
 
 
