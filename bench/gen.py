@@ -239,6 +239,16 @@ def pod(name: str, template: str, namespace: str = "default") -> dict[str, Any]:
             "spec": pod_spec(template)}
 
 
+def pod_in_group(name: str, group: str = "gang", index: int = 0, namespace: str = "default") -> dict[str, Any]:
+    """A member of ``podgroup(group)``: joins it through ``spec.schedulingGroup`` and uses the
+    group's claim of the same name."""
+    p = pod(name, f"{group}-tpl-{index}", namespace)
+    p["spec"]["resourceClaims"] = [{"name": f"worker-{index}", "resourceClaimTemplateName": f"{group}-tpl-{index}"}]
+    p["spec"]["containers"][0]["resources"]["claims"] = [{"name": f"worker-{index}"}]
+    p["spec"]["schedulingGroup"] = {"podGroupName": group}
+    return p
+
+
 def deployment(name: str, replicas: int, template: str, namespace: str = "default") -> dict[str, Any]:
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace},
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
@@ -259,6 +269,69 @@ def cluster(nodes: int, gpus: int = GPUS_PER_NODE, partitions: int = PARTITIONS_
         n = node_name(i)
         objs += [node(n, i), gpu_counter_slice(n, gpus), gpu_device_slice(n, gpus, partitions), nic_slice(n)]
     return objs
+
+
+# -- the lean shape (issue 30): many small devices --------------------------------------------
+
+LEAN_CLASS = "part.gpu.example.com"
+LEAN_PARTITIONS = 8
+"""Partitions per GPU in the lean shape: 8 GPUs x 8 = 64 devices a node (a slice's limit)."""
+
+
+def lean_slices(node: str, gpus: int = GPUS_PER_NODE, partitions: int = LEAN_PARTITIONS) -> list[dict[str, Any]]:
+    """A node's lean GPU pool: one counter set of one counter per GPU, and ``gpus`` x
+    ``partitions`` devices with two attributes (the GPU's UUID, the partition index), one
+    capacity and one counter each (about 230 bytes of compact JSON a device)."""
+    pool = {"name": f"{node}-parts", "generation": 1, "resourceSliceCount": 2}
+    counters = {"name": f"{node}-part-counters", "node": node, "sets": [
+        {"name": f"gpu-{g}", "counters": {"memory": {"value": "80Gi"}}} for g in range(gpus)]}
+    devices = [{
+        "name": f"gpu-{g}-part-{p}",
+        "attributes": {"parentUUID": {"string": _uid(node, "gpu", g)}, "partition": {"int": p}},
+        "capacity": {"memory": {"value": "10Gi"}},
+        "consumesCounters": [{"counterSet": f"gpu-{g}", "counters": {"memory": {"value": "10Gi"}}}],
+    } for g in range(gpus) for p in range(partitions)]
+
+    def sl(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
+                "spec": {"nodeName": node, "driver": GPU_DRIVER, "pool": pool, **spec}}
+    return [sl(counters["name"], {"sharedCounters": counters["sets"]}),
+            sl(f"{node}-parts", {"devices": devices})]
+
+
+def lean_cluster(nodes: int) -> list[dict[str, Any]]:
+    """``nodes`` nodes of :func:`lean_slices` and the one class that selects their devices."""
+    objs: list[dict[str, Any]] = [{
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": LEAN_CLASS},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU_DRIVER}"'}}]}}]
+    for i in range(nodes):
+        objs += [node(node_name(i), i), *lean_slices(node_name(i))]
+    return objs
+
+
+def lean_claim(name: str, count: int = 1, *, same_gpu: bool = False, selector: str = "") -> dict[str, Any]:
+    """A claim for ``count`` lean partitions, on one GPU when ``same_gpu`` (a matchAttribute
+    constraint on the GPU's UUID), with one CEL ``selector`` when given."""
+    exactly: dict[str, Any] = {"deviceClassName": LEAN_CLASS, "allocationMode": "ExactCount", "count": count}
+    if selector:
+        exactly["selectors"] = [{"cel": {"expression": selector}}]
+    devices: dict[str, Any] = {"requests": [{"name": "part", "exactly": exactly}]}
+    if same_gpu:
+        devices["constraints"] = [{"requests": ["part"], "matchAttribute": f"{GPU_DRIVER}/parentUUID"}]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": "default"}, "spec": {"devices": devices}}
+
+
+def lean_claims() -> dict[str, dict[str, Any]]:
+    """B6's lean cases: feasible (one device; four on one GPU) and infeasible (no device
+    matches; nine on one GPU, which has eight)."""
+    return {
+        "lean one-device": lean_claim("lean-one"),
+        "lean 4-device matchAttribute": lean_claim("lean-four", 4, same_gpu=True),
+        "lean infeasible-no-match": lean_claim(
+            "lean-none", selector=f'device.attributes["{GPU_DRIVER}"].partition >= {LEAN_PARTITIONS}'),
+        "lean infeasible-too-many": lean_claim("lean-nine", LEAN_PARTITIONS + 1, same_gpu=True),
+    }
 
 
 def device_count(objs: list[dict[str, Any]]) -> int:
@@ -301,10 +374,12 @@ def body(obj: dict[str, Any]) -> bytes:
 
 
 def b1_objects() -> dict[str, dict[str, Any]]:
-    """The four B1 objects by case name (full size in quick mode too: cheap)."""
+    """The B1 objects by case name (full size in quick mode too: cheap)."""
     return {
         "slice-partitionable-64": gpu_device_slice("node-0000", gpus=8),
         "slice-plain-128": plain_slice("node-0000", 128),
         "claim-cel": claim(),
         "podgroup-4": podgroup(),
+        "pod-claims": pod("train-0", "gang-tpl-0"),
+        "pod-in-podgroup": pod_in_group("gang-0"),
     }

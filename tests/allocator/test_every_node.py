@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.allocator.builders import DRV, claim, dev, device_class, node, req, rslice, searched_nodes
-from webhook.allocator import Code, allocate, model_for
+from webhook.allocator import Code, allocate, engine, model_for
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
 
@@ -39,11 +39,30 @@ def test_a_fatal_error_on_any_node_fails_the_attempt(broken: int) -> None:
 
 
 def test_every_node_is_checked_but_each_class_searched_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine, "CHEAP_FIT_STEPS", 0)  # this fit is cheap: keep the classes on
     calls = searched_nodes(monkeypatch)
     out = run(cluster(10))
     assert out.feasible and out.node == "n00" and out.nodes_tried == 10
     assert calls == ["n00"]  # the other nine are of its class: they fit too, with no error
     assert out.reasons == []
+
+
+@pytest.mark.parametrize("broken", [None, 5], ids=["all-fit", "fatal-later"])
+def test_a_cheap_first_fit_searches_every_node_with_the_same_outcome(monkeypatch: pytest.MonkeyPatch,
+                                                                       broken: int | None) -> None:
+    """A first fit within ``CHEAP_FIT_STEPS`` turns classes off (keying a node would cost more
+    than searching it): every node is searched, and the outcome is the one classes give."""
+    objs = cluster(10, broken)
+    monkeypatch.setattr(engine, "CHEAP_FIT_STEPS", 0)
+    with_classes = run(objs)
+    monkeypatch.setattr(engine, "CHEAP_FIT_STEPS", 8)
+    calls = searched_nodes(monkeypatch)
+    out = run(objs)
+    assert calls == [f"n{i:02d}" for i in range(10 if broken is None else broken + 1)]
+    assert (out.feasible, out.node, out.steps, out.nodes_tried, out.message, out.unchecked) == \
+        (with_classes.feasible, with_classes.node, with_classes.steps, with_classes.nodes_tried,
+         with_classes.message, with_classes.unchecked)
+    assert out.reasons == with_classes.reasons
 
 
 def test_when_the_budget_ends_after_the_fit_the_answer_stands_and_says_what_was_not_searched() -> None:

@@ -203,15 +203,20 @@ class Device:
         self.caps, self.capnames = _caps(sl.driver, self.raw_capacity, interner)
         self.consumes, self.has_groups = _consumes(raw.get("consumesCounters"), interner)
         self.allow_multi = raw.get("allowMultipleAllocations") is True
-        self.binding = bool(as_list(raw.get("bindingConditions")))
+        binding = raw.get("bindingConditions")
+        self.binding = bool(binding) and isinstance(binding, list)
         # The slice's own taints (DeviceTaintRules join them per model: ``Model.taints``); no
         # timeAdded, which no allocation reads, so identical devices stay identical (``classes``).
+        # Absent fields (most devices set none of these) are answered without a call.
+        taints_raw = raw.get("taints")
         taints = [Taint(interned_str(t.get("key")), interned_str(t.get("value")), interned_str(t.get("effect")))
-                  for t in as_list(raw.get("taints")) if isinstance(t, dict)]
+                  for t in as_list(taints_raw) if isinstance(t, dict)] if taints_raw else None
         self.taints: tuple[Taint, ...] = _shared(interner, tuple(taints)) if taints else ()
-        self.node_name = interned_str(raw.get("nodeName"))
+        node_name = raw.get("nodeName")
+        self.node_name = _intern(node_name) if isinstance(node_name, str) else ""
         self.all_nodes = raw.get("allNodes") is True
-        self.node_selector = parse_node_selector(raw.get("nodeSelector"))
+        selector = raw.get("nodeSelector")
+        self.node_selector = parse_node_selector(selector) if selector is not None else None
         self.skip_node_ops = sl.skip_node_ops
         self._view: Any = None
         self.shape: Any = None

@@ -32,6 +32,11 @@ from webhook.raw import as_dict, as_list
 JOINT, PER_CLAIM = "joint", "per-pod"
 NODE_CLASSES = True
 """Reuse one node's failure for the nodes of its class (``classes.py``); tests compare with it off."""
+CHEAP_FIT_STEPS = 8
+"""A first node that fits within this many steps turns node classes off for the rest of the call
+(its class would cost more to key, node by node, than the searches it spares; issue 30's lean
+one-device claim: 6 steps a node, 64 devices to key). Classes never change an answer, only skip
+searches whose outcome they know, so this changes only the time."""
 OK, UNSATISFIABLE, INVALID_POOL, ERROR, CUT_SHORT = "ok", "unsatisfiable", "invalid-pool", "error", "cut-short"
 
 
@@ -298,6 +303,11 @@ def _try_node(out: Outcome, run: _Run, name: str) -> bool:
         out.entries.append(out.summary)
         return True
     out.steps += steps
+    if ok and out.nodes_tried == 1 and steps <= CHEAP_FIT_STEPS and run.classes is not None \
+            and run.classes.memo is None:
+        # The first node fit at once: the others are searched only for fatal errors, and a
+        # search that cheap costs less than keying a node (every device of its pools).
+        run.classes = None
     if run.classes is not None:
         run.classes.record(name, FITS if ok else why, steps)
     if ok:

@@ -61,8 +61,8 @@ def _items(new: Any, old: Any, path: FieldPath, limit: int | None, check: Check 
     if limit is not None and len(items) > limit:
         return [too_many(path, len(items), limit)]
     errs: list[FieldError] = []
-    keyed = _keyer(key)
     if key is not None:
+        keyed = _keyer(key)
         seen: set[Any] = set()
         for i, item in enumerate(items):
             k = keyed(item)
@@ -73,8 +73,9 @@ def _items(new: Any, old: Any, path: FieldPath, limit: int | None, check: Check 
         return errs
     olds = {keyed(o): o for o in old} if pair and key is not None and isinstance(old, list) else {}
     for i, item in enumerate(items):
-        o = olds.get(keyed(item), NO_OLD) if key is not None and pair else NO_OLD
-        if not _same(item, o):
+        # No old items (CREATE, or none on UPDATE): nothing to pair with and nothing to skip.
+        o = olds.get(keyed(item), NO_OLD) if olds else NO_OLD
+        if o is NO_OLD or not equal(item, o):
             errs.extend(check(item, o, path.index(i)))
     return errs
 
