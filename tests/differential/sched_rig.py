@@ -4,7 +4,9 @@
 kube-controller-manager (`tests/rig/control.py`). The scheduler has a second profile, `dra-diff`,
 for the scenarios' pods: the default filters, scoring by NodeAffinity alone (so the scenarios'
 rank preferences decide between feasible nodes, see `gen_sched`), no preemption (every pod has
-the same priority: it could never help) and no DRA filter timeout (a loaded machine must not
+the same priority: it could never help; the DRA plugin's own PostFilter stays on, as in the
+default profile: it deallocates a claim allocated where the pod cannot run and held by no pod,
+and the pod tries again) and no DRA filter timeout (a loaded machine must not
 turn a slow allocation into an Unschedulable verdict). The controller manager runs without its
 eviction controllers: they would delete pods bound before to a node or device tainted NoExecute,
 which is eviction, not scheduling.
@@ -23,7 +25,8 @@ scheduler did with each pod:
    other (the next when the previous one is decided), as our side places them;
 4. a pod is decided when bound (`spec.nodeName`) or when its `PodScheduled` condition is False
    with reason `Unschedulable` or `SchedulerError`, unless the message says the scheduler is only
-   waiting (a claim being allocated for another pod right now). A pod that names a claim or a
+   waiting (a claim being allocated for another pod right now), or a claim of the pod was just
+   deallocated by the DRA plugin's PostFilter (its next attempt comes by itself). A pod that names a claim or a
    template that does not exist is never let into the scheduling queue (the DRA plugin's
    PreEnqueue check), so no condition ever says so: it is decided (not bound) once ungated;
 5. the wave's objects are deleted (pods at once: no kubelet will confirm their end).
@@ -51,7 +54,7 @@ WAVE = "dra-diff.example.com/wave"
 DIFF_PROFILE: dict[str, Any] = {
     "schedulerName": SCHEDULER,
     "plugins": {"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "NodeAffinity", "weight": 1}]},
-                "postFilter": {"disabled": [{"name": "*"}]}},
+                "postFilter": {"disabled": [{"name": "DefaultPreemption"}]}},
     "pluginConfig": [{"name": "DynamicResources", "args": {"filterTimeout": "0s"}}]}
 DISABLED_CONTROLLERS = ("device-taint-eviction-controller", "taint-eviction-controller")
 THREADS = 6
@@ -64,7 +67,7 @@ TRANSIENT = ("is in the process of being allocated", "waiting for", "ResourceCla
 #: and the pod's next attempt comes by itself. While one of the pod's claims is not allocated the
 #: pod waits for that attempt; one still so after this many seconds is decided as it stands.
 NOT_AVAILABLE = "resourceclaim not available on the node"
-DEALLOCATED_GRACE = 20.0
+DEALLOCATED_GRACE = 90.0
 #: Order in which a scenario's cluster objects are created (claims before the pods holding them).
 ORDER = {"DeviceClass": 0, "DeviceTaintRule": 1, "Node": 2, "ResourceSlice": 3, "ResourceClaimTemplate": 4,
          "ResourceClaim": 5, "Pod": 6}
