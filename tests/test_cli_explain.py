@@ -64,3 +64,24 @@ def test_an_unreachable_cluster_is_one_line(tmp_path: Path) -> None:
         "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
         "users": [{"name": "u", "user": {"token": "t"}}]}))
     one_line_exit_2(run("explain", "pod/x", "--kubeconfig", str(kubeconfig)), "cannot reach the apiserver")
+
+
+def test_capacity_json_counts_per_node_and_pool(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["capacity", "-f", str(PODS / "gpu-pod.yaml"), "--add-nodes", "worker-2=2", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["fits"] == 5 and doc["capped"] is False
+    assert {n["node"]: n["fits"] for n in doc["nodes"]} == {"worker-1": 0, "worker-2": 1, "worker-2-copy-1": 2,
+                                                             "worker-2-copy-2": 2}
+    pools = {(p["driver"], p["pool"]): p for p in doc["pools"]}
+    assert pools[("gpu.example.com", "worker-2-gpus")]["devices"] == {"total": 2, "allocated": 1}
+    assert pools[("dra.example.com", "pool")]["counters"] == {
+        "gpu-1-counters": {"memory": {"used": "0", "free": "8Gi", "total": "8Gi"}}}
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    pytest.param(["--add-nodes", "worker-2"], "want NODE=K", id="add-without-count"),
+    pytest.param(["--drain", "nope"], "node nope is not in the cluster state", id="drain-unknown"),
+    pytest.param(["--max", "0"], "between 1 and", id="max-zero"),
+])
+def test_capacity_bad_input_is_one_line_and_exit_2(args: list[str], says: str) -> None:
+    one_line_exit_2(run("capacity", "-f", str(PODS / "gpu-pod.yaml"), *args), says)

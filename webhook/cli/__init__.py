@@ -1,4 +1,4 @@
-"""``dra-webhook`` (also ``kubectl-dra``): serve, review, test, simulate, explain, certs, gates, completion.
+"""``dra-webhook`` (also ``kubectl-dra``): serve, review, test, simulate, explain, capacity, certs, gates, completion.
 
 One module per command, one ``render``.
 
@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from webhook import BadInput, ConfigError, __version__
-from webhook.cli import certs, completion, explain, gates, review, serve, simulate, testsuite
+from webhook.cli import capacity, certs, completion, explain, gates, review, serve, simulate, testsuite
 from webhook.cli.common import EXIT_OK, EXIT_USAGE
 
-COMMANDS = (serve, review, testsuite, simulate, explain, certs, gates, completion)
+COMMANDS = (serve, review, testsuite, simulate, explain, capacity, certs, gates, completion)
 
 
 def build_parser() -> argparse.ArgumentParser:

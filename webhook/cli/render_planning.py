@@ -8,7 +8,8 @@ from typing import Any
 from webhook.allocator.reasons import Reason, text
 from webhook.cli.render import dump
 from webhook.cli.results import Explained
-from webhook.planning import Verdict
+from webhook.planning import Capacity, PoolUse, Verdict
+from webhook.planning.capacity import show
 
 FITS = "fits"
 """The ``reason.code`` of a group of nodes the pod fits on."""
@@ -80,4 +81,57 @@ def explained_text(ex: Explained) -> str:
         for label, why, more in rows:
             lines.append(f"{label:<{width}}  {why}")
             lines += [f"{'':<{width}}    then: {text(m)}" for m in more]
+    return "\n".join(lines)
+
+
+def _per_class(c: Capacity) -> list[tuple[list[str], int]]:
+    """Nodes that took the same number of copies, together (most first, then by first node)."""
+    groups: dict[int, list[str]] = {}
+    for node, k in c.per_node.items():
+        groups.setdefault(k, []).append(node)
+    return sorted(((names, k) for k, names in groups.items()), key=lambda g: (-g[1], g[0][0]))
+
+
+def _use(used: Any, total: Any) -> dict[str, str]:
+    return {"used": show(used), "free": show(total - used), "total": show(total)}
+
+
+def _pool_doc(p: PoolUse) -> dict[str, Any]:
+    return {"driver": p.driver, "pool": p.pool, "devices": {"total": p.devices, "allocated": p.allocated},
+            "counters": {cs: {c: _use(u, t) for c, (u, t) in vals.items()} for cs, vals in p.counters.items()},
+            "capacity": {n: _use(u, t) for n, (u, t) in p.capacity.items()}}
+
+
+def capacity_doc(c: Capacity) -> dict[str, Any]:
+    return {"unit": c.unit, "fits": c.fits, "limit": c.limit, "capped": c.capped, "replicas": c.replicas,
+            "stopped": text(c.stopped) if c.stopped is not None else None,
+            "nodes": [{"node": n, "fits": k} for n, k in c.per_node.items()],
+            "classes": [{"nodes": names, "fits": k} for names, k in _per_class(c)],
+            "pools": [_pool_doc(p) for p in c.pools]}
+
+
+def capacity(c: Capacity, output: str) -> str:
+    return dump(capacity_doc(c)) if output == "json" else capacity_text(c)
+
+
+def capacity_text(c: Capacity) -> str:
+    head = f"{'at least ' if c.capped else ''}{c.fits} more {c.unit} fit"
+    if c.replicas > 1:
+        head += f" ({c.fits // c.replicas} whole workloads of {c.replicas} pods)"
+    lines = [head]
+    if c.capped:
+        lines.append(f"  stopped at the limit of {c.limit} (--max): more may fit")
+    elif c.stopped is not None:
+        lines.append(f"  the next one: {text(c.stopped)}")
+    rows = [(nodes_label(names), f"{k} each" if len(names) > 1 else str(k)) for names, k in _per_class(c)]
+    width = min(LABEL_MAX, max([len("NODES"), *(len(r[0]) for r in rows)]))
+    lines.append(f"{'NODES':<{width}}  FIT")
+    lines += [f"{label:<{width}}  {k}" for label, k in rows]
+    if c.pools:
+        lines.append("POOL (devices allocated/total; counters and capacity used/total)")
+        for p in c.pools:
+            parts = [f"devices {p.allocated}/{p.devices}"]
+            parts += [f"{cs}/{n} {show(u)}/{show(t)}" for cs, vals in p.counters.items() for n, (u, t) in vals.items()]
+            parts += [f"{n} {show(u)}/{show(t)}" for n, (u, t) in p.capacity.items()]
+            lines.append(f"  {p.driver}/{p.pool}: " + ", ".join(parts))
     return "\n".join(lines)

@@ -10,7 +10,10 @@ and the one allocator (``webhook.allocator``); never a search of its own. Entry 
 
 from __future__ import annotations
 
+from webhook.planning.capacity import LIMIT, Capacity, PoolUse, capacity, pool_use
 from webhook.planning.explain import Explanation, as_new, explain, without_pod
 from webhook.planning.verdicts import Budget, Verdict
+from webhook.planning.whatif import add_nodes, drain, parse_add
 
-__all__ = ["Budget", "Explanation", "Verdict", "as_new", "explain", "without_pod"]
+__all__ = ["LIMIT", "Budget", "Capacity", "Explanation", "PoolUse", "Verdict", "add_nodes", "as_new", "capacity",
+           "drain", "explain", "parse_add", "pool_use", "without_pod"]
