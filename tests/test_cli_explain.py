@@ -85,3 +85,11 @@ def test_capacity_json_counts_per_node_and_pool(capsys: pytest.CaptureFixture[st
 ])
 def test_capacity_bad_input_is_one_line_and_exit_2(args: list[str], says: str) -> None:
     one_line_exit_2(run("capacity", "-f", str(PODS / "gpu-pod.yaml"), *args), says)
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    pytest.param(["export", "-o", "out", "--kubeconfig", "/nonexistent/kubeconfig"], "kubeconfig /nonexistent",
+                 id="kubeconfig-missing"),
+])
+def test_state_export_bad_input_is_one_line_and_exit_2(args: list[str], says: str) -> None:
+    one_line_exit_2(run("state", *args), says)
