@@ -100,7 +100,7 @@ def capacity(objects: Sequence[dict[str, Any]], snapshot: ClusterSnapshot, gates
     copies = Workload("ReplicaSet", unit.namespace, unit.name, limit, unit.template)
     model = model_for(snapshot, gates)
     got = place([copies], model, Lookup(snapshot, others), gates, max_steps=budget.max_steps,
-                deadline=budget.deadline)
+                deadline=budget.deadline, sweep=True)
     per_node = Counter(p.node for p in got.pods if p.node is not None)
     out = Capacity(what, got.placed, limit, got.placed >= limit or got.cut,
                    {n: per_node.get(n, 0) for n in sorted(model.nodes)},

@@ -169,24 +169,43 @@ class _Filtered:
             _FILTERS[key] = hit
         self.static: dict[str, Reason | None] = hit[2]
         self.fit: dict[str, tuple[int, Reason | None]] = dict(hit[3])
+        self.order: list[str] = [n for n, why in self.static.items() if why is None]
+        """The nodes no static filter rejects, in name order (``after`` walks them)."""
+        self.index = {n: i for i, n in enumerate(self.order)}
+
+    def reason(self, name: str, nodes: NodeUse) -> Reason | None:
+        """The filter reason that keeps the pod off ``name`` now (None: it is a candidate)."""
+        why = self.static[name]
+        if why is None:
+            stamp = nodes.stamp.get(name, 0)
+            hit = self.fit.get(name)
+            if hit is None or hit[0] != stamp:
+                hit = self.fit[name] = (stamp, fit_reason(self.pf, nodes.facts[name], nodes.used.get(name, {}),
+                                                          nodes.count.get(name, 0)))
+            why = hit[1]
+        return why
 
     def split(self, nodes: NodeUse) -> tuple[list[str], dict[Reason, list[str]]]:
         """(candidate nodes in order, the nodes each filter reason rejected)."""
         ok: list[str] = []
         rejected: dict[Reason, list[str]] = {}
-        for name, why in self.static.items():
-            if why is None:
-                stamp = nodes.stamp.get(name, 0)
-                hit = self.fit.get(name)
-                if hit is None or hit[0] != stamp:
-                    hit = self.fit[name] = (stamp, fit_reason(self.pf, nodes.facts[name], nodes.used.get(name, {}),
-                                                              nodes.count.get(name, 0)))
-                why = hit[1]
+        for name in self.static:
+            why = self.reason(name, nodes)
             if why is None:
                 ok.append(name)
             else:
                 rejected.setdefault(why._replace(node=""), []).append(name)
         return ok, rejected
+
+    def after(self, nodes: NodeUse, start: int, count: int) -> tuple[list[str], int]:
+        """(up to ``count`` candidate nodes from ``order[start]`` on, the index to go on from)."""
+        ok: list[str] = []
+        i = start
+        while i < len(self.order) and len(ok) < count:
+            if self.reason(self.order[i], nodes) is None:
+                ok.append(self.order[i])
+            i += 1
+        return ok, i
 
 
 class _Run:
@@ -217,15 +236,24 @@ class _Run:
 
 
 def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: FeatureGates, *,
-          max_steps: int, deadline: float, only: str | None = None) -> Placement:
+          max_steps: int, deadline: float, only: str | None = None, sweep: bool = False) -> Placement:
     """Place the pods of ``workloads`` (in order, each workload's replicas in order), on node
-    ``only`` or on any Node. Never raises on odd input: a problem becomes the answer."""
+    ``only`` or on any Node. Never raises on odd input: a problem becomes the answer.
+
+    ``sweep`` (for many replicas: ``capacity``) looks for a replica's node from the node the
+    replica before it went to on, and stops at the first that fits. The nodes are the same: what
+    kept the earlier replica off a node (its use, the devices in use, a shared claim's node)
+    only grows, so it keeps this one off too, and those nodes were searched for fatal errors by
+    the first replica, which looks at every node. A replica that fits nowhere from there is
+    tried on every node again, so the pod that does not fit gets its full answer; the step
+    budget is no longer spent on the nodes the earlier replicas filled."""
     run = _Run(model, lookup, gates, max_steps, deadline)
     if only is not None:
         run.nodes.facts = {k: v for k, v in run.nodes.facts.items() if k == only}
     out = Placement(replicas=sum(w.replicas for w in workloads))
     for w in workloads:
         filtered: _Filtered | None = None
+        start: int | None = None
         for i in range(w.replicas):
             if len(out.pods) >= REPLICAS_MAX or (out.pods and time.monotonic() > deadline):
                 out.cut = True
@@ -240,7 +268,7 @@ def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: Fe
                 gkey = _group_key(pod)
                 if gkey:
                     run.members[gkey] = run.members.get(gkey, 0) + w.replicas
-            got = _place_one(run, pod, filtered)
+            got = _place_one(run, pod, filtered, start)
             out.pods.append(got)
             out.steps += got.outcome.steps
             if got.node is None:  # the later replicas are the same pod: they cannot fit either
@@ -248,6 +276,8 @@ def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: Fe
                 break
             out.placed += 1
             out.allocations += got.outcome.allocations()
+            if sweep and got.node is not None:
+                start = filtered.index.get(got.node)
     return _gangs(run, out)
 
 
@@ -271,7 +301,7 @@ def _group_of(run: _Run, pod: dict[str, Any]) -> tuple[str, dict[str, Any] | Non
     return gkey, group, []
 
 
-def _place_one(run: _Run, pod: dict[str, Any], filtered: _Filtered) -> PodPlacement:
+def _place_one(run: _Run, pod: dict[str, Any], filtered: _Filtered, start: int | None = None) -> PodPlacement:
     meta = as_dict(pod.get("metadata"))
     label = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
     gkey, group, notes = _group_of(run, pod)
@@ -293,11 +323,13 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: _Filtered) -> PodPlacem
     run.memo.same_claims((id(filtered), tuple((u.entry, u.shared, u.key if u.shared else "",
                                                bool(as_dict(as_dict(r.get("status")).get("allocation"))))
                                               for u, r in zip(uses, raws, strict=True))))
-    candidates, rejected = filtered.split(run.nodes)
-    out = _allocate(run, raws, candidates)
-    if not out.feasible:
-        _add_rejected(out, rejected, len(run.nodes.facts), len(candidates))
-        return PodPlacement(label, None, [u.key for u in uses], out)
+    out = _swept(run, raws, filtered, start) if start is not None else None
+    if out is None:
+        candidates, rejected = filtered.split(run.nodes)
+        out = _allocate(run, raws, candidates)
+        if not out.feasible:
+            _add_rejected(out, rejected, len(run.nodes.facts), len(candidates))
+            return PodPlacement(label, None, [u.key for u in uses], out)
     _commit(run, out, uses, filtered.pf)
     got = PodPlacement(label, out.node, [u.key for u in uses], out)
     if group is not None and _gang_min(group) > 1:
@@ -336,7 +368,7 @@ def _hold_allocated(run: _Run, uses: list[ClaimUse], raws: list[dict[str, Any]])
         run.memo.touch((str(as_dict(r).get("driver")), str(as_dict(r).get("pool"))) for r in results)
 
 
-def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str]) -> Outcome:
+def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str], first_fit: bool = False) -> Outcome:
     if not candidates:
         return Outcome()
     if not raws:
@@ -344,7 +376,27 @@ def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str]) -> O
         out.feasible, out.node, out.kind = True, candidates[0], "ok"
         return out
     return allocate(raws, run.model, nodes=candidates, held=run.held, memo=run.memo, mode=JOINT,
-                    max_steps=run.max_steps, deadline=run.deadline)
+                    max_steps=run.max_steps, deadline=run.deadline, first_fit=first_fit)
+
+
+SWEEP_CHUNK = 32
+"""Candidate nodes a swept replica asks the allocator about at a time."""
+
+
+def _swept(run: _Run, raws: list[dict[str, Any]], filtered: _Filtered, start: int) -> Outcome | None:
+    """A replica on the first node from ``filtered.order[start]`` on that takes it (``place``'s
+    ``sweep``); None when none does, or the allocator failed otherwise: then every node is asked."""
+    i = start
+    while i < len(filtered.order):
+        chunk, i = filtered.after(run.nodes, i, SWEEP_CHUNK)
+        if not chunk:
+            break
+        out = _allocate(run, raws, chunk, first_fit=True)
+        if out.feasible:
+            return out
+        if out.kind in (ERROR, CUT_SHORT):
+            return None
+    return None
 
 
 def _add_rejected(out: Outcome, rejected: dict[Reason, list[str]], total: int, candidates: int) -> None:
