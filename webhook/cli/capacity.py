@@ -39,7 +39,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="what if K more nodes shaped like NODE (its slices copied, renamed) existed")
     m.add_argument("--drain", metavar="NODE", action="append", default=[],
                    help="what if NODE (its slices and its pods) were gone")
-    m.add_argument("--remove-nodes", metavar="NODE", action="append", dest="drain", help=argparse.SUPPRESS)
     m.add_argument("--max", type=int, default=LIMIT, metavar="N",
                    help=f"copies tried at most (default {LIMIT}, at most {REPLICAS_MAX}); the answer says "
                         "when it stopped there")
