@@ -13,8 +13,9 @@ from tests.allocator.builders import counters, dev
 from tests.planning.test_explain import ONE, bound, gpu_nodes
 from tests.workloads.builders import claim, deployment, device_class, node, pod, req, rslice, template
 from webhook import BadInput
+from webhook.allocator import model_for
 from webhook.gates import FeatureGates
-from webhook.planning import Budget, Capacity, add_nodes, capacity, drain, parse_add
+from webhook.planning import Budget, Capacity, add_nodes, capacity, drain, parse_add, pool_use
 from webhook.state.base import ClusterSnapshot
 
 
@@ -74,6 +75,22 @@ def test_pool_use_counts_allocated_devices_and_counters() -> None:
     assert (pool.driver, pool.pool, pool.devices, pool.allocated) == ("driver.example.com", "a", 2, 1)
     assert pool.counters == {"cs": {"mem": (Fraction(6 * 2**30), Fraction(8 * 2**30))}}
     assert got.fits == 1
+
+
+def test_pool_use_is_per_state_and_per_use() -> None:
+    """What does not change with use is read once per model: another state, or the same state
+    with more devices held, gets its own answer."""
+    one, two = (ClusterSnapshot.from_objects(gpu_nodes(*names)) for names in (["a"], ["a", "b"]))
+    gates = FeatureGates()
+    for _ in range(2):
+        assert [(p.pool, p.devices, p.allocated) for p in pool_use(model_for(one, gates))] == [("a", 2, 0)]
+        assert [(p.pool, p.allocated) for p in pool_use(model_for(two, gates))] == [("a", 0), ("b", 0)]
+    model = model_for(two, gates)
+    held = model.allocated.copy()
+    held.add_results([{"request": "r", "driver": "driver.example.com", "pool": "b", "device": "g1"},
+                      {"request": "r", "driver": "driver.example.com", "pool": "b", "device": "nope"}], gates)
+    assert [(p.pool, p.allocated) for p in pool_use(model, held)] == [("a", 0), ("b", 1)]
+    assert [(p.pool, p.allocated) for p in pool_use(model)] == [("a", 0), ("b", 0)]
 
 
 def test_added_nodes_copy_the_node_and_its_slices() -> None:

@@ -27,6 +27,8 @@ from webhook.state.base import ClusterSnapshot
 from webhook.workloads import Lookup, Workload, WorkloadError, is_pod_source, place, workload_of
 from webhook.workloads.placement import REPLICAS_MAX
 
+Number = int | Fraction
+"""A quantity as the model holds it."""
 LIMIT = 1_000
 """Copies tried by default; at most ``REPLICAS_MAX``."""
 UNIT_TEMPLATE = "capacity-unit"
@@ -40,9 +42,9 @@ class PoolUse:
     pool: str
     devices: int
     allocated: int
-    counters: dict[str, dict[str, tuple[Fraction, Fraction]]]
+    counters: dict[str, dict[str, tuple[Number, Number]]]
     """counter set -> counter -> (used, total)."""
-    capacity: dict[str, tuple[Fraction, Fraction]]
+    capacity: dict[str, tuple[Number, Number]]
     """consumable capacity name -> (used, total) over the pool's shareable devices."""
 
 
@@ -116,33 +118,64 @@ def show(v: Any) -> str:
 
 
 def pool_use(model: Model, held: AllocatedState | None = None) -> list[PoolUse]:
-    """Every pool of the model (as the gates show it), sorted by driver and pool."""
+    """Every pool of the model (as the gates show it), sorted by driver and pool. What does not
+    depend on use (devices, totals) is read once per model (``_pools``); then only the devices
+    in use and the shareable ones are looked at."""
     alloc = held if held is not None else model.allocated
-    pools: dict[tuple[str, str], list[Any]] = {}
-    for sl in model.slices:
-        pools.setdefault(sl.pool_key(), []).append(sl)
+    pools, occurrences = _pools(model)
+    allocated: dict[tuple[str, str], int] = {}
+    used: dict[tuple[str, str], dict[tuple[str, str], Number]] = {}
+    for k in alloc.dedicated | alloc.shared | alloc.aggregated.keys():
+        for d in occurrences.get(k, ()):
+            pk = (k[0], k[1])
+            allocated[pk] = allocated.get(pk, 0) + 1
+            into = used.setdefault(pk, {})
+            for cs, counters, _groups in d.consumes:
+                for c, v in counters:
+                    into[(cs, c)] = into.get((cs, c), 0) + v
     out = []
-    for (driver, pool), slices in sorted(pools.items()):
-        devices = [d for sl in slices for d in sl.devices]
-        totals: dict[str, dict[str, Any]] = {}
+    for pk, (devices, totals, multi) in pools.items():
+        mine = used.get(pk, {})
+        caps: dict[str, list[Number]] = {}
+        for d in multi:
+            agg = alloc.aggregated.get(d.dkey, {})
+            for _qualified, name, spec in d.caps:
+                got = caps.setdefault(name, [0, 0])
+                got[0] += agg.get(name, 0)
+                got[1] += spec.value
+        counters = {cs: {c: (mine.get((cs, c), 0), total) for c, total in vals.items()} for cs, vals in totals.items()}
+        out.append(PoolUse(pk[0], pk[1], devices, allocated.get(pk, 0), counters,
+                           {n: (u, t) for n, (u, t) in sorted(caps.items())}))
+    return out
+
+
+_PoolFacts = tuple[int, dict[str, dict[str, Number]], list[Any]]
+"""(devices, counter set -> counter -> total, the shareable devices) of one pool."""
+_STATIC: list[tuple[Model, dict[tuple[str, str], _PoolFacts], dict[Any, list[Any]]] | None] = [None]
+"""The latest model's pools, sorted, and each device key's devices (as one value: threads)."""
+
+
+def _pools(model: Model) -> tuple[dict[tuple[str, str], _PoolFacts], dict[Any, list[Any]]]:
+    entry = _STATIC[0]
+    if entry is not None and entry[0] is model:
+        return entry[1], entry[2]
+    by_pool: dict[tuple[str, str], list[Any]] = {}
+    for sl in model.slices:
+        by_pool.setdefault(sl.pool_key(), []).append(sl)
+    pools: dict[tuple[str, str], _PoolFacts] = {}
+    occurrences: dict[Any, list[Any]] = {}
+    for pk, slices in sorted(by_pool.items()):
+        totals: dict[str, dict[str, Number]] = {}
+        devices = 0
+        multi = []
         for sl in slices:
             for cs, vals in sl.counter_sets.items():
-                totals.setdefault(cs, dict(vals))
-        used: dict[tuple[str, str], Any] = {}
-        caps: dict[str, list[Any]] = {}
-        for d in devices:
-            if alloc.is_allocated(d.dkey):
-                for cs, counters, _groups in d.consumes:
-                    for c, v in counters:
-                        used[(cs, c)] = used.get((cs, c), 0) + v
-            if d.allow_multi:
-                agg = alloc.aggregated.get(d.dkey, {})
-                for _qualified, name, spec in d.caps:
-                    got = caps.setdefault(name, [0, 0])
-                    got[0] += agg.get(name, 0)
-                    got[1] += spec.value
-        counters = {cs: {c: (Fraction(used.get((cs, c), 0)), Fraction(total)) for c, total in vals.items()}
-                    for cs, vals in totals.items()}
-        out.append(PoolUse(driver, pool, len(devices), sum(1 for d in devices if alloc.is_allocated(d.dkey)),
-                           counters, {n: (Fraction(u), Fraction(t)) for n, (u, t) in sorted(caps.items())}))
-    return out
+                totals.setdefault(cs, vals)
+            for d in sl.devices:
+                devices += 1
+                occurrences.setdefault(d.dkey, []).append(d)
+                if d.allow_multi:
+                    multi.append(d)
+        pools[pk] = (devices, totals, multi)
+    _STATIC[0] = (model, pools, occurrences)
+    return pools, occurrences

@@ -63,7 +63,8 @@ def explain(objects: Sequence[dict[str, Any]], snapshot: ClusterSnapshot, gates:
     others = [o for o in objects if not is_pod_source(o)]
     model = model_for(snapshot, gates)
     lookup = Lookup(snapshot, others)
-    placement = place(workloads, model, lookup, gates, max_steps=budget.max_steps, deadline=budget.deadline)
+    placement = place(workloads, model, lookup, gates, max_steps=budget.max_steps, deadline=budget.deadline,
+                      sweep=True)
     nodes = NodeUse(snapshot.of("Node"), snapshot.of("Pod"))
     names = list(nodes.facts)
     out = Explanation("", placement.feasible, notes=list(placement.notes), placed=placement.placed,

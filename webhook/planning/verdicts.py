@@ -1,9 +1,10 @@
 """Per node, the first thing that keeps one pod off it, and nodes grouped by that verdict.
 
-Pure. A node's verdict is the first node filter it fails (``workloads.filters``, in the
-scheduler's order: node name, unschedulable, taints, selector/affinity, then allocatable pods,
-cpu, memory and the rest), else what the one allocator says when the pod's claims are allocated
-on that node alone (``allocator.allocate``): fits, or its most useful reason.
+Pure. A node's verdict is the first node filter it fails (``workloads.filters`` through
+``placement.filter_reasons``, in the scheduler's order: node name, unschedulable, taints,
+selector/affinity, then allocatable pods, cpu, memory and the rest), else what the one
+allocator says when the pod's claims are allocated on that node alone (``allocator.allocate``):
+fits, or its most useful reason.
 
 The allocator is asked once per node class (``allocator.classes``): nodes whose devices it
 cannot tell apart answer alike, so the first node of a class stands for the rest, exactly as
@@ -23,8 +24,8 @@ from webhook.allocator.model import Model
 from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.reasons import Code, Reason, note, rank
 from webhook.raw import as_dict
-from webhook.workloads.filters import PodFilter, fit_reason, static_reason
-from webhook.workloads.placement import NodeUse
+from webhook.workloads.filters import PodFilter
+from webhook.workloads.placement import NodeUse, filter_reasons
 
 MORE_MAX = 2
 """Reasons shown after a node's first one (the allocator's next most useful)."""
@@ -59,13 +60,9 @@ def node_verdicts(pod: dict[str, Any], claims: list[dict[str, Any]], model: Mode
                   budget: Budget) -> PerNode:
     """Every node's verdict for ``pod`` whose claims are ``claims`` (as the pod uses them: found,
     or made from their templates), with ``nodes`` holding what the bound pods use."""
-    pf = PodFilter.of(pod)
-    prebound = bool(pf.node_name)
     out: PerNode = {}
     candidates: list[str] = []
-    for name, facts in nodes.facts.items():
-        why = static_reason(pf, facts, prebound=prebound) or fit_reason(
-            pf, facts, nodes.used.get(name, {}), nodes.count.get(name, 0))
+    for name, why in filter_reasons(PodFilter.of(pod), nodes).items():
         if why is None:
             candidates.append(name)
         else:

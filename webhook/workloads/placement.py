@@ -208,6 +208,13 @@ class _Filtered:
         return ok, i
 
 
+def filter_reasons(pf: PodFilter, nodes: NodeUse) -> dict[str, Reason | None]:
+    """Per node, in name order, the first node filter that keeps the pod off it given ``nodes``'
+    use (None: none does): the answers ``place`` keeps per pod shape, so asking again is cheap."""
+    f = _Filtered(pf, nodes, bool(pf.node_name))
+    return {n: f.reason(n, nodes) for n in f.static}
+
+
 class _Run:
     """What the pods of one ``place`` call share: the state they change as they are placed."""
 
