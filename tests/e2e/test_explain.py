@@ -231,6 +231,14 @@ def test_capacity_is_what_the_scheduler_binds(sb: Sandbox, tmp_path: Path):
     assert [c.get("reason") for c in left["status"]["conditions"] if c["type"] == "PodScheduled"] == ["Unschedulable"]
     again = dra("capacity", "-f", str(spec), *live(sb), "-o", "json")
     assert json.loads(again.stdout)["fits"] == 0, again.stdout
+    # The replica left Pending: our count is the scheduler's, three node-level kinds included.
+    name = left["metadata"]["name"]
+    theirs = scheduler_message(sb, name, CAPACITY_NS)
+    r = dra("explain", f"pod/{name}", "-n", CAPACITY_NS, *live(sb), "-o", "json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert available_count(doc["summary"]) == available_count(theirs)
+    assert "Insufficient cpu" in doc["summary"] and "untolerated taint" in doc["summary"], doc["summary"]
 
 
 @pytest.fixture(scope="module")
