@@ -4,6 +4,7 @@ input as one line on stderr (never a traceback)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,18 @@ def test_an_unreachable_cluster_is_one_line(tmp_path: Path) -> None:
         "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
         "users": [{"name": "u", "user": {"token": "t"}}]}))
     one_line_exit_2(run("explain", "pod/x", "--kubeconfig", str(kubeconfig)), "cannot reach the apiserver")
+
+
+def test_a_bound_pod_of_a_cluster_state_is_one_line(tmp_path: Path) -> None:
+    """A state keeps only what a bound pod uses of its node: explaining it again needs the cluster."""
+    state = tmp_path / "state"
+    shutil.copytree(ROOT / "examples" / "cluster", state)
+    (state / "bound.yaml").write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "old", "namespace": "default"},
+        "spec": {"nodeName": "worker-2", "containers": [{"name": "c", "image": "x"}],
+                 "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}}))
+    one_line_exit_2(run("explain", "pod/old", "--cluster-state", str(state)), "bound to node worker-2",
+                    "--kubeconfig")
 
 
 def test_capacity_json_counts_per_node_and_pool(capsys: pytest.CaptureFixture[str]) -> None:

@@ -275,3 +275,20 @@ def test_simulate_on_an_exported_state_places_as_explain_on_the_live_cluster(sb:
     assert sim["feasible"] is ex["fits"]
     placed = [p for p in sim.get("pods") or [] if p.get("node")]
     assert len(placed) == ex["placed"], (sim, ex)
+
+
+def test_a_pending_pod_of_an_exported_state_is_explained_as_the_live_pod(sb: Sandbox, exported: Path):
+    on_live = dra("explain", "pod/two-6gi", *live(sb), "-o", "json")
+    offline = dra("explain", "pod/two-6gi", "--cluster-state", str(exported), "-o", "json")
+    assert (on_live.returncode, offline.returncode) == (1, 1), on_live.stderr + offline.stderr
+    doc = json.loads(on_live.stdout)
+    assert "scheduler" in doc
+    del doc["scheduler"]  # the scheduler's event is the live cluster's alone
+    assert json.loads(offline.stdout) == doc
+
+
+def test_a_bound_pod_of_an_exported_state_is_sent_to_the_live_cluster(sb: Sandbox, exported: Path):
+    """A state keeps a bound pod's requests only: its claims are not there to be judged again."""
+    r = dra("explain", "pod/two-gpus", "--cluster-state", str(exported))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "is bound to node" in r.stderr and "--kubeconfig" in r.stderr, r.stderr

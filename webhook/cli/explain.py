@@ -63,6 +63,11 @@ def _from_state(snapshot: Any, namespace: str, name: str) -> dict[str, Any]:
     pod = snapshot.find("Pod", name, namespace)
     if pod is None:
         raise BadInput(f"pod {namespace}/{name} not found in the cluster state")
+    node = (pod.get("spec") or {}).get("nodeName")
+    if node:  # the state keeps a bound pod's requests only (``state.pods``): no claims to judge
+        raise BadInput(f"pod {namespace}/{name} is bound to node {node}: a cluster state keeps only what a "
+                       "bound pod uses of its node, not its claims or selectors; explain it against the "
+                       "live cluster (--kubeconfig), or give the pod with -f")
     return pod
 
 
