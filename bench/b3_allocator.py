@@ -99,7 +99,60 @@ def run(quick: bool) -> list[Row]:
                           iterations, seconds)
     rows += _podgroup_scaling(sizes[-1], cap, iterations, seconds)
     rows += _pod_scaling(sizes[-1], cap, iterations, seconds)
+    rows += _planning(20 if quick else 2_000, cap, iterations, seconds)
     return rows
+
+
+EXPLAIN_TARGET, CAPACITY_COPIES, CAPACITY_TARGET, SWEEP_TARGET = 4.0, 16, 4.0, 1.0
+
+
+def _planning(nodes: int, cap: float, iterations: int, seconds: float) -> list[Row]:
+    """Issue 26: ``explain`` of a pod that fits (every node's verdict: node filters per node, the
+    allocator once per node class) against placing that pod alone (``simulate``'s placement), and
+    ``capacity`` with a limit of ``CAPACITY_COPIES`` against placing a Deployment of as many
+    replicas: the per-node table and the pool use cost little beyond the placement itself. Last,
+    ``capacity`` at its default limit (``planning.LIMIT`` copies) against placing a Deployment of
+    as many replicas as ``simulate`` does: the same nodes, found by a sweep (``place``'s
+    ``sweep``) instead of every node asked for every replica."""
+    from webhook.allocator import model_for, warm
+    from webhook.gates import FeatureGates
+    from webhook.planning import LIMIT, Budget, capacity, explain
+    from webhook.state.base import ClusterSnapshot
+    from webhook.workloads import Lookup, place, workload_of
+    gates = FeatureGates.parse(gen.GATES)
+    snap = ClusterSnapshot.from_objects(gen.cluster(nodes) + [gen.claim_template("pair-tpl")],
+                                        source=f"bench-planning-{nodes}")
+    warm(snap, gates)
+    model = model_for(snap, gates)
+    pod, many = gen.pod("trainer", "pair-tpl"), gen.deployment("train", CAPACITY_COPIES, "pair-tpl")
+    most = gen.deployment("train", LIMIT, "pair-tpl")
+
+    def budget() -> Budget:
+        return Budget(MAX_STEPS, time.monotonic() + 10 * cap)
+
+    def placed(obj: dict[str, Any]) -> Any:
+        return place([workload_of(obj)], model, Lookup(snap), gates, max_steps=MAX_STEPS,
+                     deadline=time.monotonic() + 10 * cap)
+
+    calls = {"explain": lambda: explain([pod], snap, gates, budget()), "place": lambda: placed(pod),
+             "capacity": lambda: capacity([pod], snap, gates, budget(), CAPACITY_COPIES),
+             "deployment": lambda: placed(many),
+             "capacity-limit": lambda: capacity([pod], snap, gates, budget(), LIMIT),
+             "deployment-limit": lambda: placed(most)}
+    assert explain([pod], snap, gates, budget()).fits and capacity([pod], snap, gates, budget(),
+                                                                  CAPACITY_COPIES).fits == CAPACITY_COPIES
+    swept, whole = capacity([pod], snap, gates, budget(), LIMIT), placed(most)
+    assert swept.fits == whole.placed and [n for n, k in swept.per_node.items() for _ in range(k)] == sorted(
+        p.node for p in whole.pods if p.node), "the sweep places as simulate does"
+    t = interleaved(calls, iterations=iterations, max_seconds=2 * seconds, rounds=5)
+    return [Row.timed(NAME, f"{nodes} nodes: explain a pod that fits vs placing it (warm)", t["explain"],
+                      t["place"], max_ratio=EXPLAIN_TARGET, extra="floor: the pod placed alone"),
+            Row.timed(NAME, f"{nodes} nodes: capacity up to {CAPACITY_COPIES} vs a deployment of as many (warm)",
+                      t["capacity"], t["deployment"], max_ratio=CAPACITY_TARGET,
+                      extra=f"floor: {CAPACITY_COPIES} replicas placed"),
+            Row.timed(NAME, f"{nodes} nodes: capacity up to {LIMIT:,} (default) vs a deployment of as many (warm)",
+                      t["capacity-limit"], t["deployment-limit"], max_ratio=SWEEP_TARGET,
+                      extra=f"floor: {LIMIT:,} replicas placed as simulate places them; {swept.fits} fit")]
 
 
 POD_TARGET, REPLICAS, REPLICAS_TARGET = 2.0, 16, 4.0

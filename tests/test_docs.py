@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ["docs/feasibility.md", "docs/gate-experiments.md", "docs/driver-ci.md"]
+DOCS = ["docs/feasibility.md", "docs/gate-experiments.md", "docs/driver-ci.md", "docs/explain.md"]
 
 
 def transcripts():

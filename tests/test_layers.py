@@ -28,10 +28,12 @@ PURE = ["webhook.fielderrors", "webhook.quantity", "webhook.gates", "webhook.pat
         "webhook.rules.scheduling.pod", "webhook.admission", "webhook.admission.pipeline", "webhook.allocator",
         "webhook.allocator.feasibility", "webhook.cel", "webhook.defaulting", "webhook.versions",
         "webhook.versions.reporting", "webhook.workloads", "webhook.workloads.report",
-        "webhook.rules.workloads.deployment"]
+        "webhook.rules.workloads.deployment", "webhook.planning", "webhook.planning.explain",
+        "webhook.planning.capacity", "webhook.planning.whatif"]
 FORBIDDEN = ("flask", "kubernetes", "gunicorn", "werkzeug")
 
-LOWER = ("webhook.rules", "webhook.allocator", "webhook.cel", "webhook.state", "webhook.workloads")
+LOWER = ("webhook.rules", "webhook.allocator", "webhook.cel", "webhook.state", "webhook.workloads",
+         "webhook.planning")
 UPPER = ("webhook.admission", "webhook.server", "webhook.cli")
 RULE_HOOKS = {"apply_defaults", "mutate", "validate", "validate_update", "warnings", "state_warnings",
               "GROUP", "KIND", "VERSIONS", "NAMESPACED"}

@@ -76,8 +76,8 @@ def test_node_filters_come_first_and_are_tallied() -> None:
     p = run(state, pod("p", cpu="2", nodeSelector={"zone": "b"}), pod("q", cpu="7"))
     assert where(p) == ["n2", None]
     assert full(p.failed.outcome.summary) == (
-        "0/4 nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint(s), "
-        "1 node(s) were unschedulable")
+        "0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, "
+        "2 Insufficient cpu")
     texts = p.failed.outcome.reason_texts()
     assert "n2: Insufficient cpu: the pod requests 7, 2 of 8 allocatable in use" in texts
     assert "n3: Insufficient cpu: the pod requests 7, 0 of 1 allocatable in use" in texts

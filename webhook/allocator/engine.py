@@ -149,7 +149,8 @@ def allocated_claim_fits(raw: dict[str, Any], node: NodeInfo) -> bool:
 def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None = None,
              nodes: Sequence[str] | None = None, held: AllocatedState | None = None,
              memo: ClassMemo | None = None, mode: str = JOINT, max_steps: int = 100_000,
-             deadline: float | None = None, clock: Callable[[], float] = time.monotonic) -> Outcome:
+             deadline: float | None = None, clock: Callable[[], float] = time.monotonic,
+             first_fit: bool = False) -> Outcome:
     """Allocate ``raw_claims`` (defaulted ResourceClaims) on ``node``, or on one of ``nodes`` (the
     candidates, in order; default: every node in name order).
 
@@ -162,6 +163,8 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
     (their ``nodeSelector``) and hold their devices. ``held`` replaces the model's allocated state
     (devices that earlier pods took) and then holds those of the allocated claims already;
     ``memo`` keeps node classes under it from one call to the next (``classes.ClassMemo``).
+    ``first_fit`` stops at the first node that fits (``unchecked`` counts the rest): for a caller
+    that searched these nodes for fatal errors before, with the same claims and fewer devices in use.
     Never raises on odd input: problems become the outcome.
     """
     out = Outcome()
@@ -197,6 +200,9 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
                 out.unchecked = len(names) - i
             return out
         i += 1
+        if first_fit and out.feasible:
+            out.unchecked = len(names) - i
+            return out
     if not out.feasible:
         _conclude(out)
     return out

@@ -181,13 +181,14 @@ def tally(total: int, counts: dict[tuple[Code, str], int]) -> Reason:
     """The summary of a pod no node can take: ``counts`` maps (code, resource for
     ``NODE_RESOURCES``) to how many nodes failed with it (``NO_ALLOCATION``: nodes that passed
     the filters but not DynamicResources), worded like the scheduler's event ("0/3 nodes are
-    available: 2 node(s) had untolerated taint(s), 1 Insufficient cpu")."""
+    available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s)")."""
     phrases: dict[str, int] = {}
     for (code, what), n in counts.items():
         phrase = f"Insufficient {what}" if code == Code.NODE_RESOURCES else TALLY.get(code) or text(Reason(code))
         phrases[phrase] = phrases.get(phrase, 0) + n
-    # As the scheduler sorts them: most nodes first, then by the words.
-    parts = [f"{n} {phrase}" for phrase, n in sorted(phrases.items(), key=lambda kv: (-kv[1], kv[0]))]
+    # As the scheduler sorts them: as strings, count and words together ("1 node(s) ..." before
+    # "6 cannot ...", and "10 ..." before "2 ..."), as kube-scheduler 1.37 prints them.
+    parts = sorted(f"{n} {phrase}" for phrase, n in phrases.items())
     return Reason(Code.NODES_UNAVAILABLE, number=total, detail=", ".join(parts) or "no nodes")
 
 

@@ -1,4 +1,5 @@
-"""``dra-webhook`` (also ``kubectl-dra``): serve, review, test, simulate, certs, gates, completion.
+"""``dra-webhook`` (also ``kubectl-dra``): serve, review, test, simulate, explain, capacity, state
+export, certs, gates, completion.
 
 One module per command, one ``render``.
 
@@ -16,10 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from webhook import BadInput, ConfigError, __version__
-from webhook.cli import certs, completion, gates, review, serve, simulate, testsuite
+from webhook.cli import capacity, certs, completion, explain, gates, review, serve, simulate, state, testsuite
 from webhook.cli.common import EXIT_OK, EXIT_USAGE
 
-COMMANDS = (serve, review, testsuite, simulate, certs, gates, completion)
+COMMANDS = (serve, review, testsuite, simulate, explain, capacity, state, certs, gates, completion)
 
 
 def build_parser() -> argparse.ArgumentParser:

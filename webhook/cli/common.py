@@ -114,3 +114,30 @@ def gather(paths: list[str]) -> list[Source]:
     if not any(src.obj is not None for src in out):
         raise BadInput(out[0].problem if out else "no input")  # nothing to review at all: bad input
     return out
+
+
+def add_state_flags(p: Any, default: str) -> None:
+    """``--kubeconfig F | --cluster-state DIR`` of the commands that read a cluster once."""
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--kubeconfig", metavar="F",
+                     help="read the live cluster with this kubeconfig (the current context)")
+    src.add_argument("--cluster-state", metavar="DIR", help=f"cluster state directory (default: {default})")
+
+
+def read_snapshot(kubeconfig: str | None, cluster_state: str | None, live: bool) -> Any:
+    """The snapshot the state flags ask for: the live cluster (``--kubeconfig``, or, with
+    ``live``, the kubeconfig kubectl would use) listed once, else ``--cluster-state`` or the
+    shipped examples. Raises ConfigError when the cluster cannot be read."""
+    if kubeconfig or (live and not cluster_state):
+        from webhook.state.cluster import synced_snapshot
+        return synced_snapshot(kubeconfig)
+    return load_cluster_state(cluster_state).snapshot()
+
+
+def read_inputs(paths: list[str]) -> list[dict[str, Any]]:
+    """Every object of every ``-f`` path (BadInput when a file cannot be read or parsed)."""
+    from webhook.state.files import load_objects_from_file
+    out: list[dict[str, Any]] = []
+    for path in paths:
+        out.extend(load_objects_from_file(path))
+    return out

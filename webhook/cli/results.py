@@ -1,6 +1,6 @@
 """What the commands find out, as data: ``review`` (and ``test``) per input document, ``test`` per
-suite, ``simulate``, and ``--compare-gates``. The commands build these and ``render`` words them;
-neither imports the other's module for them.
+suite, ``simulate``, ``explain``, ``capacity`` and ``--compare-gates``. The commands build these and
+``render`` (``render_planning``) words them; neither imports the other's module for them.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 from webhook.admission.pipeline import Answer, Outcome
 from webhook.allocator.engine import Outcome as Allocation
+from webhook.planning import Explanation
 from webhook.workloads import Placement, Workload
 
 
@@ -157,3 +158,17 @@ class Comparison:
     off: Any
     differences: list[str]
     exit_code: int
+
+
+@dataclass(frozen=True)
+class Explained:
+    """``explain``'s answer and, for a live pod, the scheduler's own last word on it."""
+
+    explanation: Explanation
+    scheduler: str | None = None
+    """The message of the scheduler's latest FailedScheduling event (None: none, or not live)."""
+    live: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        return self.explanation.exit_code

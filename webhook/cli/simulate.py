@@ -74,7 +74,7 @@ def collect_claims(objects: list[dict[str, Any]], snapshot: ClusterSnapshot,
     for kinds simulate does not take.
     """
     _check_kinds(objects)
-    objects = [_as_stored(o, gates or FeatureGates()) for o in objects]
+    objects = [stored_form(o, gates or FeatureGates()) for o in objects]
     groups = [o for o in objects if o.get("kind") == "PodGroup"]
     if len(groups) > 1:
         raise BadInput("simulate takes at most one PodGroup")
@@ -97,7 +97,7 @@ def _check_kinds(objects: list[dict[str, Any]]) -> None:
             raise BadInput(f"unsupported kind {kind!r}: simulate takes {', '.join(kinds)}")
 
 
-def _as_stored(obj: dict[str, Any], gates: FeatureGates) -> dict[str, Any]:
+def stored_form(obj: dict[str, Any], gates: FeatureGates) -> dict[str, Any]:
     """``obj`` as a CREATE would store it: the apiserver's defaults (and, for an older version,
     the conversion to v1), then the gate strips."""
     rules = by_kind(str(obj.get("kind")))
@@ -155,7 +155,7 @@ def _simulate_pods(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gat
                    node: str | None) -> Simulation:
     """Place the pods of the Pods and workloads in ``objects`` (see ``webhook.workloads.placement``)."""
     _check_kinds(objects)
-    stored = [_as_stored(o, gates) for o in objects]
+    stored = [stored_form(o, gates) for o in objects]
     try:
         workloads = [workload_of(o) for o in stored if is_pod_source(o)]
     except WorkloadError as e:

@@ -197,6 +197,21 @@ class SnapshotStore:
         return self._snap
 
 
+def kube_client(path: str | None, context: str | None = None) -> Any:
+    """A ``kubernetes.client.ApiClient`` for a kubeconfig file (None: $KUBECONFIG or
+    ~/.kube/config, as kubectl finds it), the one place a kubeconfig is loaded. Raises
+    ConfigError when the file is missing or unusable."""
+    from kubernetes import client, config
+
+    cfg = client.Configuration()
+    try:
+        config.load_kube_config(config_file=path, context=context, client_configuration=cfg,
+                                persist_config=False)  # type: ignore[no-untyped-call]
+    except (config.ConfigException, OSError, ValueError, TypeError, KeyError) as e:
+        raise ConfigError(f"kubeconfig {path or '(default)'}: {e}") from None
+    return client.ApiClient(cfg)
+
+
 class LiveState:
     """StateSource backed by list+watch of the live cluster (one daemon thread per kind).
 
@@ -239,15 +254,8 @@ class LiveState:
         """A LiveState for the cluster in a kubeconfig file (None: $KUBECONFIG or ~/.kube/config).
 
         Raises ConfigError when the file is missing or unusable. Not started."""
-        from kubernetes import client, config
-
-        cfg = client.Configuration()
-        try:
-            config.load_kube_config(config_file=path, context=context, client_configuration=cfg,
-                                    persist_config=False)  # type: ignore[no-untyped-call]
-        except (config.ConfigException, OSError, ValueError, TypeError, KeyError) as e:
-            raise ConfigError(f"kubeconfig {path or '(default)'}: {e}") from None
-        return cls(client.ApiClient(cfg), source=f"kubeconfig:{cfg.host}", owns_client=True, **kwargs)
+        api = kube_client(path, context)
+        return cls(api, source=f"kubeconfig:{api.configuration.host}", owns_client=True, **kwargs)
 
     @classmethod
     def in_cluster(cls, **kwargs: Any) -> LiveState:

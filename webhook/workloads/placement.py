@@ -39,9 +39,9 @@ from webhook.gates import FeatureGates, Gate
 from webhook.raw import as_dict, as_list
 from webhook.state.pods import TERMINAL
 from webhook.workloads.claims import ClaimUse, Lookup, pod_claims
-from webhook.workloads.filters import NodeFacts, PodFilter, fit_reason, static_reason
+from webhook.workloads.filters import PodFilter
 from webhook.workloads.kinds import Workload
-from webhook.workloads.resources import Amounts, pod_requests
+from webhook.workloads.nodeuse import Filtered, NodeUse
 
 REPLICAS_MAX = 2_000
 """Pods placed per call at most; a workload with more replicas gets "at least k" past it."""
@@ -83,116 +83,6 @@ class Placement:
         return self.placed == self.replicas and not self.cut
 
 
-class NodeUse:
-    """The Node objects, in name order, and what the pods on each request.
-
-    The facts of a snapshot's nodes and the use of its bound pods are read once per snapshot
-    (the live state keeps a kind's tuple while the kind does not change): ``_BASE`` holds the
-    latest; each placement copies only the use of the nodes its pods go to.
-    """
-
-    def __init__(self, nodes: tuple[Any, ...], pods: tuple[Any, ...]) -> None:
-        facts, used, count = _base(nodes, pods)
-        self.facts: dict[str, NodeFacts] = facts
-        self.used: dict[str, Amounts] = used
-        self.count: dict[str, int] = count
-        self.stamp: dict[str, int] = {}
-        """Per node, how often its use changed (the fit cache's key)."""
-        self._own: set[str] = set()
-
-    def add(self, node: str, requests: Amounts) -> None:
-        if node not in self._own:  # copy on first write: the base is shared by every request
-            if not self._own:
-                self.used, self.count = dict(self.used), dict(self.count)
-            self._own.add(node)
-            self.used[node] = dict(self.used.get(node, {}))
-        used = self.used[node]
-        for k, v in requests.items():
-            used[k] = used.get(k, 0) + v
-        self.count[node] = self.count.get(node, 0) + 1
-        self.stamp[node] = self.stamp.get(node, 0) + 1
-
-
-_Base = tuple[dict[str, NodeFacts], dict[str, Amounts], dict[str, int]]
-_BASE: list[tuple[tuple[Any, ...], tuple[Any, ...], _Base] | None] = [None]
-"""(the Node tuple, the Pod tuple, what ``_base`` made of them) of the latest snapshot read;
-replaced as one value, so serving threads never see a mix."""
-
-
-def _base(nodes: tuple[Any, ...], pods: tuple[Any, ...]) -> _Base:
-    entry = _BASE[0]
-    if entry is not None and entry[0] is nodes and entry[1] is pods:
-        return entry[2]
-    facts: dict[str, NodeFacts] = {}
-    if entry is not None and entry[0] is nodes:
-        facts = entry[2][0]
-    else:
-        named = sorted((n for n in nodes if isinstance(n, dict)),
-                       key=lambda n: str(as_dict(n.get("metadata")).get("name")))
-        for raw in named:
-            f = NodeFacts(raw)
-            if f.name:
-                facts.setdefault(f.name, f)
-    used: dict[str, Amounts] = {}
-    count: dict[str, int] = {}
-    for pod in pods:
-        spec = as_dict(pod.get("spec")) if isinstance(pod, dict) else {}
-        name = spec.get("nodeName")
-        if isinstance(name, str) and name in facts and as_dict(pod.get("status")).get("phase") not in TERMINAL:
-            into = used.setdefault(name, {})
-            for k, v in pod_requests(pod).items():
-                into[k] = into.get(k, 0) + v
-            count[name] = count.get(name, 0) + 1
-    got = (facts, used, count)
-    _BASE[0] = (nodes, pods, got)
-    return got
-
-
-FILTERS_MAX = 64
-_FILTERS: dict[Any, tuple[Any, Any, dict[str, Reason | None], dict[str, tuple[int, Reason | None]]]] = {}
-"""Pod shape -> (the node facts and use it was filtered against, static reasons, fit at that use)."""
-
-
-class _Filtered:
-    """The node filters' answers for one pod template, kept across its replicas: the static
-    ones once, the resource fit per node until that node's use changes. Both are computed once
-    per snapshot and pod shape (``_FILTERS``): the same pod asked about again, or another
-    replica of the same template in another request, costs a copy."""
-
-    def __init__(self, pf: PodFilter, nodes: NodeUse, prebound: bool) -> None:
-        self.pf = pf
-        key = (pf.signature(), prebound)
-        hit = _FILTERS.get(key)
-        if hit is None or hit[0] is not nodes.facts or hit[1] is not nodes.used:
-            static = {n: static_reason(pf, f, prebound=prebound) for n, f in nodes.facts.items()}
-            fit = {n: (0, fit_reason(pf, nodes.facts[n], nodes.used.get(n, {}), nodes.count.get(n, 0)))
-                   for n, why in static.items() if why is None}
-            hit = (nodes.facts, nodes.used, static, fit)
-            if len(_FILTERS) >= FILTERS_MAX:
-                _FILTERS.clear()
-            _FILTERS[key] = hit
-        self.static: dict[str, Reason | None] = hit[2]
-        self.fit: dict[str, tuple[int, Reason | None]] = dict(hit[3])
-
-    def split(self, nodes: NodeUse) -> tuple[list[str], dict[Reason, list[str]]]:
-        """(candidate nodes in order, the nodes each filter reason rejected)."""
-        ok: list[str] = []
-        rejected: dict[Reason, list[str]] = {}
-        for name, why in self.static.items():
-            if why is None:
-                stamp = nodes.stamp.get(name, 0)
-                hit = self.fit.get(name)
-                if hit is None or hit[0] != stamp:
-                    hit = self.fit[name] = (stamp, fit_reason(self.pf, nodes.facts[name], nodes.used.get(name, {}),
-                                                              nodes.count.get(name, 0)))
-                why = hit[1]
-            if why is None:
-                ok.append(name)
-            else:
-                rejected.setdefault(why._replace(node=""), []).append(name)
-        return ok, rejected
-
-
 class _Run:
     """What the pods of one ``place`` call share: the state they change as they are placed."""
 
@@ -225,15 +115,24 @@ class _Run:
 
 
 def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: FeatureGates, *,
-          max_steps: int, deadline: float, only: str | None = None) -> Placement:
+          max_steps: int, deadline: float, only: str | None = None, sweep: bool = False) -> Placement:
     """Place the pods of ``workloads`` (in order, each workload's replicas in order), on node
-    ``only`` or on any Node. Never raises on odd input: a problem becomes the answer."""
+    ``only`` or on any Node. Never raises on odd input: a problem becomes the answer.
+
+    ``sweep`` (for many replicas: ``capacity``) looks for a replica's node from the node the
+    replica before it went to on, and stops at the first that fits. The nodes are the same: what
+    kept the earlier replica off a node (its use, the devices in use, a shared claim's node)
+    only grows, so it keeps this one off too, and those nodes were searched for fatal errors by
+    the first replica, which looks at every node. A replica that fits nowhere from there is
+    tried on every node again, so the pod that does not fit gets its full answer; the step
+    budget is no longer spent on the nodes the earlier replicas filled."""
     run = _Run(model, lookup, gates, max_steps, deadline)
     if only is not None:
         run.nodes.facts = {k: v for k, v in run.nodes.facts.items() if k == only}
     out = Placement(replicas=sum(w.replicas for w in workloads))
     for w in workloads:
-        filtered: _Filtered | None = None
+        filtered: Filtered | None = None
+        start: int | None = None
         for i in range(w.replicas):
             if len(out.pods) >= REPLICAS_MAX or (out.pods and time.monotonic() > deadline):
                 out.cut = True
@@ -244,11 +143,11 @@ def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: Fe
             pod = w.pod(i)
             if filtered is None:
                 pf = PodFilter.of(pod)
-                filtered = _Filtered(pf, run.nodes, bool(pf.node_name))
+                filtered = Filtered(pf, run.nodes, bool(pf.node_name))
                 gkey = _group_key(pod)
                 if gkey:
                     run.members[gkey] = run.members.get(gkey, 0) + w.replicas
-            got = _place_one(run, pod, filtered)
+            got = _place_one(run, pod, filtered, start)
             out.pods.append(got)
             out.steps += got.outcome.steps
             if got.node is None:  # the later replicas are the same pod: they cannot fit either
@@ -256,6 +155,8 @@ def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: Fe
                 break
             out.placed += 1
             out.allocations += got.outcome.allocations()
+            if sweep and got.node is not None:
+                start = filtered.index.get(got.node)
     return _gangs(run, out)
 
 
@@ -279,7 +180,7 @@ def _group_of(run: _Run, pod: dict[str, Any]) -> tuple[str, dict[str, Any] | Non
     return gkey, group, []
 
 
-def _place_one(run: _Run, pod: dict[str, Any], filtered: _Filtered) -> PodPlacement:
+def _place_one(run: _Run, pod: dict[str, Any], filtered: Filtered, start: int | None = None) -> PodPlacement:
     meta = as_dict(pod.get("metadata"))
     label = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
     gkey, group, notes = _group_of(run, pod)
@@ -302,16 +203,18 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: _Filtered) -> PodPlacem
     run.memo.same_claims((id(filtered), tuple((u.entry, u.shared, u.key if u.shared else "",
                                                bool(as_dict(as_dict(r.get("status")).get("allocation"))))
                                               for u, r in zip(uses, raws, strict=True))))
-    candidates, rejected = filtered.split(run.nodes)
-    out = _allocate(run, raws, candidates)
-    if not out.feasible and out.kind not in (ERROR, CUT_SHORT):
-        stale = _unavailable_unreserved(run, uses, raws, candidates)
-        if stale is not None:  # the scheduler's PostFilter frees it; the pod is tried again
-            _deallocate(run, *stale)
-            return _place_one(run, pod, filtered)
-    if not out.feasible:
-        _add_rejected(out, rejected, len(run.nodes.facts), len(candidates))
-        return PodPlacement(label, None, [u.key for u in uses], out)
+    out = _swept(run, raws, filtered, start) if start is not None else None
+    if out is None:
+        candidates, rejected = filtered.split(run.nodes)
+        out = _allocate(run, raws, candidates)
+        if not out.feasible and out.kind not in (ERROR, CUT_SHORT):
+            stale = _unavailable_unreserved(run, uses, raws, candidates)
+            if stale is not None:  # the scheduler's PostFilter frees it; the pod is tried again
+                _deallocate(run, *stale)
+                return _place_one(run, pod, filtered)
+        if not out.feasible:
+            _add_rejected(out, rejected, len(run.nodes.facts), len(candidates))
+            return PodPlacement(label, None, [u.key for u in uses], out)
     _commit(run, out, uses, filtered.pf)
     got = PodPlacement(label, out.node, [u.key for u in uses], out)
     if group is not None and _gang_min(group) > 1:
@@ -406,7 +309,7 @@ def _results(raw: dict[str, Any]) -> list[Any]:
     return as_list(as_dict(as_dict(as_dict(raw.get("status")).get("allocation")).get("devices")).get("results"))
 
 
-def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str]) -> Outcome:
+def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str], first_fit: bool = False) -> Outcome:
     if not candidates:
         return Outcome()
     if not raws:
@@ -414,7 +317,27 @@ def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str]) -> O
         out.feasible, out.node, out.kind = True, candidates[0], "ok"
         return out
     return allocate(raws, run.model, nodes=candidates, held=run.held, memo=run.memo, mode=JOINT,
-                    max_steps=run.max_steps, deadline=run.deadline)
+                    max_steps=run.max_steps, deadline=run.deadline, first_fit=first_fit)
+
+
+SWEEP_CHUNK = 32
+"""Candidate nodes a swept replica asks the allocator about at a time."""
+
+
+def _swept(run: _Run, raws: list[dict[str, Any]], filtered: Filtered, start: int) -> Outcome | None:
+    """A replica on the first node from ``filtered.order[start]`` on that takes it (``place``'s
+    ``sweep``); None when none does, or the allocator failed otherwise: then every node is asked."""
+    i = start
+    while i < len(filtered.order):
+        chunk, i = filtered.after(run.nodes, i, SWEEP_CHUNK)
+        if not chunk:
+            break
+        out = _allocate(run, raws, chunk, first_fit=True)
+        if out.feasible:
+            return out
+        if out.kind in (ERROR, CUT_SHORT):
+            return None
+    return None
 
 
 def _add_rejected(out: Outcome, rejected: dict[Reason, list[str]], total: int, candidates: int) -> None:

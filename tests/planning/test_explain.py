@@ -1,0 +1,126 @@
+"""``webhook.planning.explain``: per node, grouped by verdict, the first thing that keeps a pod off
+it (node filters in the scheduler's order, then the allocator's reason); yes/no as ``simulate``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tests.allocator.builders import dev
+from tests.workloads.builders import claim, deployment, device_class, node, pod, req, rslice, template
+from webhook import BadInput
+from webhook.gates import FeatureGates
+from webhook.planning import Budget, as_new, explain, without_pod
+from webhook.planning.explain import Explanation
+from webhook.state.base import ClusterSnapshot
+
+ONE = {"gpu": ("template", "one")}
+
+
+def gpu_nodes(*names: str, **node_kw: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [device_class(), template("one")]
+    for n in names:
+        out += [node(n, **node_kw.get(n, {})), rslice(f"{n}-s", [dev("g0"), dev("g1")], node_name=n, pool=n)]
+    return out
+
+
+def bound(name: str, on: str, cpu: str = "1") -> dict[str, Any]:
+    p = pod(name, cpu=cpu)
+    p["spec"]["nodeName"] = on
+    return p
+
+
+def run(state: list[dict[str, Any]], *objs: dict[str, Any]) -> Explanation:
+    return explain(list(objs), ClusterSnapshot.from_objects(state), FeatureGates(),
+                   Budget(100_000, time.monotonic() + 60))
+
+
+def codes(e: Explanation) -> dict[str, str]:
+    """Node -> the code of its first reason ("fits" when the pod fits there)."""
+    return {n: (v.reason.code.value if v.reason is not None else "fits") for v in e.verdicts for n in v.nodes}
+
+
+CASES = [
+    pytest.param(gpu_nodes("a", "b", "c"), [pod("p", claims=ONE)], True,
+                 {"a": "fits", "b": "fits", "c": "fits"}, id="identical-nodes-all-fit"),
+    pytest.param(gpu_nodes("a", "b", b={"taints": [{"key": "k", "effect": "NoSchedule"}]}), [pod("p", claims=ONE)],
+                 True, {"a": "fits", "b": "node-taint-not-tolerated"}, id="taint-not-tolerated"),
+    pytest.param(gpu_nodes("a", "b", a={"labels": {"zone": "z1"}}),
+                 [pod("p", claims=ONE, nodeSelector={"zone": "z1"})], True,
+                 {"a": "fits", "b": "node-affinity-mismatch"}, id="node-selector"),
+    pytest.param(gpu_nodes("a", "b", a={"unschedulable": True}), [pod("p", claims=ONE)], True,
+                 {"a": "node-unschedulable", "b": "fits"}, id="unschedulable"),
+    pytest.param(gpu_nodes("a", "b"), [pod("p", claims=ONE, cpu="9")], False,
+                 {"a": "node-resources-insufficient", "b": "node-resources-insufficient"}, id="insufficient-cpu"),
+    pytest.param([*gpu_nodes("a", "b", a={"pods": "1"}), bound("old", "a")], [pod("p", claims=ONE)], True,
+                 {"a": "too-many-pods", "b": "fits"}, id="too-many-pods"),
+    pytest.param([*gpu_nodes("a"), template("two", req(count=3))], [pod("p", claims={"gpu": ("template", "two")})],
+                 False, {"a": "at-most-devices"}, id="too-few-devices"),
+    pytest.param([*gpu_nodes("a"), node("cpu-only")], [pod("p", claims=ONE)], True,
+                 {"a": "fits", "cpu-only": "no-devices-on-node"}, id="node-without-devices"),
+    pytest.param(gpu_nodes("a"), [pod("p", claims=ONE, cpu="1"), pod("q", claims=ONE, cpu="1"),
+                                  pod("r", claims=ONE, cpu="1")],
+                 False, {"a": "in-use"}, id="third-pod-finds-the-devices-taken"),
+    pytest.param(gpu_nodes("a", "b"), [deployment("d", 5, claims=ONE)], False,
+                 {"a": "in-use", "b": "in-use"}, id="workload-replica-that-does-not-fit"),
+]
+
+
+@pytest.mark.parametrize(("state", "objs", "fits", "want"), CASES)
+def test_first_reason_per_node(state: list[dict[str, Any]], objs: list[dict[str, Any]], fits: bool,
+                               want: dict[str, str]) -> None:
+    e = run(state, *objs)
+    assert e.fits is fits
+    assert codes(e) == want
+
+
+def test_nodes_with_one_verdict_are_one_group_fitting_first() -> None:
+    e = run(gpu_nodes("a", "b", "c", "d", c={"taints": [{"key": "k", "effect": "NoSchedule"}]}), pod("p", claims=ONE))
+    assert [(v.nodes, v.fits) for v in e.verdicts] == [(("a", "b", "d"), True), (("c",), False)]
+    assert e.node == "a"
+
+
+def test_a_workload_names_the_first_replica_that_does_not_fit() -> None:
+    e = run(gpu_nodes("a", "b"), deployment("d", 5, claims=ONE))
+    assert (e.pod, e.placed, e.replicas) == ("default/d-4", 4, 5)
+    assert e.summary is not None and e.summary.code.value == "nodes-unavailable"
+    assert (e.summary.number, e.summary.detail) == (2, "2 cannot allocate all claims")
+
+
+def test_a_reference_not_found_blocks_before_any_node() -> None:
+    e = run(gpu_nodes("a"), pod("p", claims={"gpu": ("claim", "nope")}))
+    assert not e.fits and e.verdicts == []
+    assert [b.detail for b in e.blockers] == ["claim default/nope not found"]
+
+
+def test_a_claim_allocated_elsewhere_keeps_the_pod_on_its_node() -> None:
+    held = claim("shared", req())
+    held["status"] = {"allocation": {"devices": {"results": [
+        {"request": "req-0", "driver": "driver.example.com", "pool": "b", "device": "g0"}]},
+        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": ["b"]}]}]}}}
+    e = run([*gpu_nodes("a", "b"), held], pod("p", claims={"gpu": ("claim", "shared")}))
+    assert codes(e) == {"a": "allocated-claim-not-on-node", "b": "fits"}
+
+
+def test_nothing_to_explain_is_bad_input() -> None:
+    with pytest.raises(BadInput, match="nothing to explain"):
+        run(gpu_nodes("a"), template("x"))
+
+
+@pytest.mark.parametrize(("status", "kept"), [
+    pytest.param({"conditions": [{"type": "PodScheduled", "status": "True"}]}, False, id="bound-by-the-scheduler"),
+    pytest.param({}, True, id="named-by-its-author"),
+])
+def test_a_live_pod_is_explained_as_new(status: dict[str, Any], kept: bool) -> None:
+    p = bound("p", "a")
+    p["status"] = status
+    assert ("nodeName" in as_new(p)["spec"]) is kept
+
+
+def test_without_pod_drops_only_that_pod() -> None:
+    snap = ClusterSnapshot.from_objects([bound("p", "a"), bound("q", "a"), node("a")])
+    assert [p["metadata"]["name"] for p in without_pod(snap, "default", "p").of("Pod")] == ["q"]
+    assert len(without_pod(snap, "default", "p").of("Node")) == 1
