@@ -100,7 +100,8 @@ def test_a_claim_allocated_elsewhere_keeps_the_pod_on_its_node() -> None:
     held["status"] = {"allocation": {"devices": {"results": [
         {"request": "req-0", "driver": "driver.example.com", "pool": "b", "device": "g0"}]},
         "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-            {"key": "metadata.name", "operator": "In", "values": ["b"]}]}]}}}
+            {"key": "metadata.name", "operator": "In", "values": ["b"]}]}]},
+        "allocationTimestamp": "2026-01-01T00:00:00Z"}}
     e = run([*gpu_nodes("a", "b"), held], pod("p", claims={"gpu": ("claim", "shared")}))
     assert codes(e) == {"a": "allocated-claim-not-on-node", "b": "fits"}
 
