@@ -22,13 +22,18 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from tests.differential.gen_alloc import modelled
 from tests.differential.gen_sched import SchedScenario, effective
-from webhook.cli.simulate import run_simulate
+from webhook.allocator.reasons import Code
+from webhook.cli.simulate import run_simulate, stored_form
 from webhook.gates import FeatureGates
+from webhook.planning.explain import Explanation, explain
+from webhook.planning.verdicts import Budget
 from webhook.state.base import KINDS, ClusterSnapshot
 
 
@@ -128,3 +133,44 @@ def claims_only(s: SchedScenario, state: list[dict[str, Any]], gates: FeatureGat
         raise ContractError(f"{s.id}: simulate refused the pod's claims: {text}")
     doc = json.loads(text)
     return OurAnswer("claims", nodes={s.pods[0]: doc["node"] if doc["feasible"] else None}, doc=doc)
+
+
+UNALLOCATABLE = re.compile(r"(\d+) cannot allocate all claims")
+"""The one phrase of the scheduler's "0/N nodes are available" count comparable in the rig's shared
+cluster: nodes reach the DRA plugin only when they pass the node filters, and only a scenario's own
+nodes match its pods' node selector (other scenarios' nodes fail a node filter first)."""
+
+
+def explain_disagreement(s: SchedScenario, state: list[dict[str, Any]], first_unbound: str | None,
+                         bound_node: str | None, message: str, gates: FeatureGates | None = None) -> str:
+    """What `explain` says of standalone pods, against what the scheduler did ("" when they agree):
+    the first pod the scheduler left pending is the one explained, no node fits it, and as many
+    nodes as the scheduler counts "cannot allocate all claims"; when every pod was bound, the first
+    pod's node is among the nodes that fit it."""
+    gates = gates if gates is not None else gates_for(s.profile)
+    objects = [stored_form(o, gates) for o in copy.deepcopy(s.inputs)]
+    ex = explain(objects, ClusterSnapshot.from_objects(state, source=s.id), gates,
+                 Budget(100_000, time.monotonic() + 60))
+    if first_unbound is not None:
+        if ex.fits or ex.pod.split("/")[-1] != first_unbound:
+            return f"explain: fits={ex.fits} about {ex.pod}; the scheduler left {first_unbound} pending"
+        theirs = UNALLOCATABLE.search(message)
+        ours = _unallocatable(ex)
+        if theirs is not None and int(theirs.group(1)) != ours:
+            return f"explain: {ours} nodes cannot allocate the claims, the scheduler counts {theirs.group(1)}"
+        return ""
+    fitting = {n for v in ex.verdicts if v.reason is None for n in v.nodes}
+    if not ex.fits or (bound_node is not None and bound_node not in fitting):
+        return f"explain: fits={ex.fits}, fitting nodes {sorted(fitting)}; the scheduler bound the pod to {bound_node}"
+    return ""
+
+
+#: First reasons of a node that the scheduler does not count as "cannot allocate all claims": its
+#: node filters' and an allocated claim's node selector ("resourceclaim not available on the node").
+NOT_THE_ALLOCATORS = frozenset({Code.NODE_NAME, Code.NODE_UNSCHEDULABLE, Code.NODE_TAINT, Code.NODE_AFFINITY,
+                                Code.NODE_RESOURCES, Code.TOO_MANY_PODS, Code.CLAIM_NOT_ON_NODE})
+
+
+def _unallocatable(ex: Explanation) -> int:
+    """Nodes whose first reason is the allocator's (the scheduler's "cannot allocate all claims")."""
+    return sum(len(v.nodes) for v in ex.verdicts if v.reason is not None and v.reason.code not in NOT_THE_ALLOCATORS)

@@ -6,7 +6,11 @@ none. Our side (`sched_ours`) answers from the same objects through `simulate`'s
 
 - standalone pods and gang members, pod by pod: bound or not, and the node (the scenarios rank
   their nodes so that the scheduler, like us, takes the first feasible node in name order);
-- a workload: how many replicas are bound.
+- a workload: how many replicas are bound;
+- `explain` of standalone pods: the first pod the scheduler left pending is the one explained,
+  no node fits it, and as many nodes cannot allocate its claims as the scheduler counts (the one
+  phrase of its count that other scenarios' nodes cannot reach); when all were bound, the first
+  pod's node is among the nodes explain says fit.
 
 Scenarios our side cannot answer yet are counted and named by reason, never compared and never
 hidden: the differential summary at the end of the run lists them. `DIFF_SCALE` multiplies the
@@ -32,7 +36,7 @@ import pytest
 
 from tests.differential.conftest import SUMMARY, scale
 from tests.differential.gen_sched import PROFILES, SchedScenario, scenarios
-from tests.differential.sched_ours import OurAnswer, Unanswered, our_answer
+from tests.differential.sched_ours import OurAnswer, Unanswered, explain_disagreement, our_answer
 from tests.differential.sched_rig import PodOutcome, SchedOutcome, SchedRig
 
 pytestmark = pytest.mark.differential
@@ -81,6 +85,14 @@ REASONS = ("NotQueued", "SchedulerError", "pod group", "class", "cannot allocate
            "untolerated taint", "unschedulable", "Too many pods", "Insufficient", "node affinity/selector")
 
 
+def explained_as_scheduled(o: SchedOutcome) -> str:
+    """`explain` of a scenario of standalone pods against what the scheduler did ("" if it agrees)."""
+    pending = next((p for p in o.pods if not p.node), None)
+    return explain_disagreement(o.scenario, o.state, pending.name if pending else None,
+                                o.pods[0].node if o.pods and pending is None else None,
+                                pending.message if pending else "")
+
+
 def why_unbound(p: PodOutcome) -> str:
     text = f"{p.reason} {p.message}"
     return next((r for r in REASONS if r in text), p.reason or "?")
@@ -110,6 +122,7 @@ def test_scheduler_generated(sched_rig: SchedRig) -> None:
     undecided = [o for o in outcomes if o.error]
     decided = [o for o in outcomes if not o.refused and not o.error]
     found: list[SchedDisagreement] = []
+    explained, unexplained = 0, []
     unanswered: dict[str, list[str]] = collections.defaultdict(list)
     via: collections.Counter[str] = collections.Counter()
     for o in decided:
@@ -120,6 +133,10 @@ def test_scheduler_generated(sched_rig: SchedRig) -> None:
         via[ours.via] += 1
         if (d := compare(o, ours)) is not None:
             found.append(d)
+        if o.scenario.shape == "pods":
+            explained += 1
+            if why := explained_as_scheduled(o):
+                unexplained.append(f"{o.scenario.id} [{o.scenario.profile}]: {why}")
     t3 = time.perf_counter()
     why_not = collections.Counter(why_unbound(p) for o in decided for p in o.pods if not p.node)
     pods = sum(len(o.pods) for o in decided)
@@ -133,6 +150,9 @@ def test_scheduler_generated(sched_rig: SchedRig) -> None:
              f"pod's claims alone), {len(found)} disagreements; NOT ANSWERED BY OURS YET: "
              f"{sum(len(v) for v in unanswered.values())}"
              + "".join(f"\n    {len(ids)} x {why}" for why, ids in reasons),
+             f"scheduler family: explain of {explained} scenarios of standalone pods, {len(unexplained)} disagreements "
+             f"(the pod left pending, no node fits it, the nodes that cannot allocate its claims; the bound pod's node "
+             f"fits)",
              "scheduler family: pods not bound, by the scheduler's first reason: "
              + ", ".join(f"{k} {v}" for k, v in why_not.most_common()),
              f"scheduler family: generate {t1 - t0:.1f} s, control plane {t2 - t1:.1f} s "
@@ -148,5 +168,6 @@ def test_scheduler_generated(sched_rig: SchedRig) -> None:
     assert not undecided, "the scheduler did not decide in time:\n" + "\n".join(
         f"{o.scenario.id}: {o.error}" for o in undecided[:10])
     assert len(decided) == n
+    assert not unexplained, f"{len(unexplained)} explain disagreements\n" + "\n".join(unexplained[:10])
     shown = "\n\n".join(str(d) for d in found[:5])
     assert not found, f"{len(found)} disagreements with kube-scheduler\n" + "\n".join(lines) + "\n\n" + shown

@@ -106,6 +106,22 @@ def test_a_claim_allocated_elsewhere_keeps_the_pod_on_its_node() -> None:
     assert codes(e) == {"a": "allocated-claim-not-on-node", "b": "fits"}
 
 
+def test_a_claim_allocated_where_the_pod_cannot_run_is_judged_deallocated() -> None:
+    """Held by no pod and allocated on a node the pod does not tolerate: the scheduler's DRA
+    plugin deallocates it after the failed attempt, and the pod fits on the other node."""
+    held = claim("shared", req())
+    held["status"] = {"allocation": {"devices": {"results": [
+        {"request": "req-0", "driver": "driver.example.com", "pool": "b", "device": "g0"}]},
+        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": ["b"]}]}]},
+        "allocationTimestamp": "2026-01-01T00:00:00Z"}}
+    nodes = gpu_nodes("a", "b", b={"taints": [{"key": "k", "effect": "NoSchedule"}]})
+    e = run([*nodes, held], pod("p", claims={"gpu": ("claim", "shared")}))
+    assert e.fits and e.node == "a"
+    assert codes(e) == {"a": "fits", "b": "node-taint-not-tolerated"}
+    assert any("deallocates claim default/shared" in n.detail for n in e.notes)
+
+
 def test_nothing_to_explain_is_bad_input() -> None:
     with pytest.raises(BadInput, match="nothing to explain"):
         run(gpu_nodes("a"), template("x"))

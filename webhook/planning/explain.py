@@ -22,6 +22,7 @@ from webhook.raw import as_dict
 from webhook.state.base import ClusterSnapshot
 from webhook.workloads import Lookup, WorkloadError, is_pod_source, place, pod_claims, workload_of
 from webhook.workloads.nodeuse import NodeUse
+from webhook.workloads.placement import deallocated
 
 
 @dataclass
@@ -89,8 +90,13 @@ def explain(objects: Sequence[dict[str, Any]], snapshot: ClusterSnapshot, gates:
     if missing:  # placed all the same? only when a gang note unplaced it; say why
         out.blockers = [note(m) for m in missing]
         return out
-    out.verdicts = grouped(node_verdicts(pod, [u.claim for u in uses], model, nodes, budget))
+    # A claim the scheduler deallocates on the way is judged as it will be: not allocated.
+    claims = [deallocated(u.claim) if u.key in placement.released else u.claim for u in uses]
+    out.notes += [note(f"kube-scheduler deallocates claim {k} (allocated where the pod cannot run, reserved by "
+                       f"no pod) after a failed attempt, and allocates it again") for k in placement.released]
+    out.verdicts = grouped(node_verdicts(pod, claims, model, nodes, budget))
     return out
+
 
 
 def _group(pod: dict[str, Any], lookup: Lookup) -> dict[str, Any] | None:

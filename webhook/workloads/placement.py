@@ -77,6 +77,8 @@ class Placement:
     steps: int = 0
     cut: bool = False
     """Placement stopped before every replica was tried (cap or deadline): ``placed`` is a floor."""
+    released: list[str] = field(default_factory=list)
+    """Allocated claims the scheduler would deallocate on the way (``namespace/name``; step 5)."""
 
     @property
     def feasible(self) -> bool:
@@ -288,8 +290,7 @@ def _unavailable_unreserved(run: _Run, uses: list[ClaimUse], raws: list[dict[str
 
 def _deallocate(run: _Run, use: ClaimUse, raw: dict[str, Any]) -> None:
     """Treat ``use``'s claim as deallocated from now on: its devices are free again."""
-    status = {k: v for k, v in as_dict(raw.get("status")).items() if k not in ("allocation", "reservedFor", "devices")}
-    run.allocated[use.key] = {**raw, "status": status}
+    run.allocated[use.key] = deallocated(raw)
     run.released.add(use.key)
     run.folded.pop(use.key, None)
     held = AllocatedState()
@@ -303,6 +304,13 @@ def _deallocate(run: _Run, use: ClaimUse, raw: dict[str, Any]) -> None:
             fold_results(held, got, run.model.gates)
     run.held = held
     run.memo.touch((str(as_dict(r).get("driver")), str(as_dict(r).get("pool"))) for r in _results(raw))
+
+
+def deallocated(claim: dict[str, Any]) -> dict[str, Any]:
+    """``claim`` as the scheduler leaves it when it deallocates it: no allocation, reservations or
+    device status."""
+    status = as_dict(claim.get("status"))
+    return {**claim, "status": {k: v for k, v in status.items() if k not in ("allocation", "reservedFor", "devices")}}
 
 
 def _results(raw: dict[str, Any]) -> list[Any]:
@@ -384,12 +392,14 @@ def _gang_min(group: dict[str, Any]) -> int:
 
 
 def _gangs(run: _Run, out: Placement) -> Placement:
-    """Unplace the pods of gangs that reached fewer than ``minCount`` pods (bound ones counted).
+    """Unplace the pods of gangs that reached fewer than ``minCount`` pods (bound ones counted);
+    the answer's ``released`` claims.
 
     Only a whole gang is judged: while fewer than ``minCount`` of its pods exist (the answer's,
     and the pending and bound ones of the state: a pod reviewed on its own, say), the scheduler
     waits for the others to appear and the answer is about these pods alone.
     """
+    out.released = sorted(run.released)
     for gkey, placed in run.groups.items():
         ns, name = gkey.split("/", 1)
         group = run.lookup.find("PodGroup", ns, name)
