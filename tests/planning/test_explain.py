@@ -95,13 +95,19 @@ def test_a_reference_not_found_blocks_before_any_node() -> None:
     assert [b.detail for b in e.blockers] == ["claim default/nope not found"]
 
 
-def test_a_claim_allocated_elsewhere_keeps_the_pod_on_its_node() -> None:
-    held = claim("shared", req())
+def allocated_on_b(name: str) -> dict[str, Any]:
+    """A claim allocated device g0 of node b's pool, for node b."""
+    held = claim(name, req())
     held["status"] = {"allocation": {"devices": {"results": [
         {"request": "req-0", "driver": "driver.example.com", "pool": "b", "device": "g0"}]},
         "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
             {"key": "metadata.name", "operator": "In", "values": ["b"]}]}]},
         "allocationTimestamp": "2026-01-01T00:00:00Z"}}
+    return held
+
+
+def test_a_claim_allocated_elsewhere_keeps_the_pod_on_its_node() -> None:
+    held = allocated_on_b("shared")
     e = run([*gpu_nodes("a", "b"), held], pod("p", claims={"gpu": ("claim", "shared")}))
     assert codes(e) == {"a": "allocated-claim-not-on-node", "b": "fits"}
 
@@ -109,12 +115,7 @@ def test_a_claim_allocated_elsewhere_keeps_the_pod_on_its_node() -> None:
 def test_a_claim_allocated_where_the_pod_cannot_run_is_judged_deallocated() -> None:
     """Held by no pod and allocated on a node the pod does not tolerate: the scheduler's DRA
     plugin deallocates it after the failed attempt, and the pod fits on the other node."""
-    held = claim("shared", req())
-    held["status"] = {"allocation": {"devices": {"results": [
-        {"request": "req-0", "driver": "driver.example.com", "pool": "b", "device": "g0"}]},
-        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-            {"key": "metadata.name", "operator": "In", "values": ["b"]}]}]},
-        "allocationTimestamp": "2026-01-01T00:00:00Z"}}
+    held = allocated_on_b("shared")
     nodes = gpu_nodes("a", "b", b={"taints": [{"key": "k", "effect": "NoSchedule"}]})
     e = run([*nodes, held], pod("p", claims={"gpu": ("claim", "shared")}))
     assert e.fits and e.node == "a"
