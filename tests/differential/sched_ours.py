@@ -32,6 +32,7 @@ from tests.differential.gen_sched import SchedScenario, effective
 from webhook.allocator.reasons import Code
 from webhook.cli.simulate import run_simulate, stored_form
 from webhook.gates import FeatureGates
+from webhook.planning.capacity import capacity
 from webhook.planning.explain import Explanation, explain
 from webhook.planning.verdicts import Budget
 from webhook.state.base import KINDS, ClusterSnapshot
@@ -174,3 +175,17 @@ NOT_THE_ALLOCATORS = frozenset({Code.NODE_NAME, Code.NODE_UNSCHEDULABLE, Code.NO
 def _unallocatable(ex: Explanation) -> int:
     """Nodes whose first reason is the allocator's (the scheduler's "cannot allocate all claims")."""
     return sum(len(v.nodes) for v in ex.verdicts if v.reason is not None and v.reason.code not in NOT_THE_ALLOCATORS)
+
+
+def capacity_disagreement(s: SchedScenario, state: list[dict[str, Any]], bound: int,
+                          gates: FeatureGates | None = None) -> str:
+    """What `capacity` says of a workload's pod against the replicas the scheduler bound ("" when
+    they agree): N more fit where the scheduler bound N of more replicas, at least as many as it
+    bound where it bound them all."""
+    gates = gates if gates is not None else gates_for(s.profile)
+    objects = [stored_form(o, gates) for o in copy.deepcopy(s.inputs)]
+    got = capacity(objects, ClusterSnapshot.from_objects(state, source=s.id), gates,
+                   Budget(100_000, time.monotonic() + 60), limit=s.replicas + 1)
+    if (bound < s.replicas and got.fits != bound) or got.fits < bound:
+        return f"capacity: {got.fits} more fit; the scheduler bound {bound} of {s.replicas} replicas"
+    return ""

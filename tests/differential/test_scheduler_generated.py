@@ -10,7 +10,9 @@ none. Our side (`sched_ours`) answers from the same objects through `simulate`'s
 - `explain` of standalone pods: the first pod the scheduler left pending is the one explained,
   no node fits it, and as many nodes cannot allocate its claims as the scheduler counts (the one
   phrase of its count that other scenarios' nodes cannot reach); when all were bound, the first
-  pod's node is among the nodes explain says fit.
+  pod's node is among the nodes explain says fit;
+- `capacity` of a workload's pod: as many more fit as the scheduler bound replicas (when it left
+  one pending), at least as many (when it bound them all).
 
 Scenarios our side cannot answer yet are counted and named by reason, never compared and never
 hidden: the differential summary at the end of the run lists them. `DIFF_SCALE` multiplies the
@@ -36,7 +38,7 @@ import pytest
 
 from tests.differential.conftest import SUMMARY, scale
 from tests.differential.gen_sched import PROFILES, SchedScenario, scenarios
-from tests.differential.sched_ours import OurAnswer, Unanswered, explain_disagreement, our_answer
+from tests.differential.sched_ours import OurAnswer, Unanswered, capacity_disagreement, explain_disagreement, our_answer
 from tests.differential.sched_rig import PodOutcome, SchedOutcome, SchedRig
 
 pytestmark = pytest.mark.differential
@@ -122,7 +124,7 @@ def test_scheduler_generated(sched_rig: SchedRig) -> None:
     undecided = [o for o in outcomes if o.error]
     decided = [o for o in outcomes if not o.refused and not o.error]
     found: list[SchedDisagreement] = []
-    explained, unexplained = 0, []
+    explained, counted, unexplained = 0, 0, []
     unanswered: dict[str, list[str]] = collections.defaultdict(list)
     via: collections.Counter[str] = collections.Counter()
     for o in decided:
@@ -137,6 +139,10 @@ def test_scheduler_generated(sched_rig: SchedRig) -> None:
             explained += 1
             if why := explained_as_scheduled(o):
                 unexplained.append(f"{o.scenario.id} [{o.scenario.profile}]: {why}")
+        elif o.scenario.shape == "workload":
+            counted += 1
+            if why := capacity_disagreement(o.scenario, o.state, o.bound):
+                unexplained.append(f"{o.scenario.id} [{o.scenario.profile}]: {why}")
     t3 = time.perf_counter()
     why_not = collections.Counter(why_unbound(p) for o in decided for p in o.pods if not p.node)
     pods = sum(len(o.pods) for o in decided)
@@ -150,9 +156,9 @@ def test_scheduler_generated(sched_rig: SchedRig) -> None:
              f"pod's claims alone), {len(found)} disagreements; NOT ANSWERED BY OURS YET: "
              f"{sum(len(v) for v in unanswered.values())}"
              + "".join(f"\n    {len(ids)} x {why}" for why, ids in reasons),
-             f"scheduler family: explain of {explained} scenarios of standalone pods, {len(unexplained)} disagreements "
-             f"(the pod left pending, no node fits it, the nodes that cannot allocate its claims; the bound pod's node "
-             f"fits)",
+             f"scheduler family: explain of {explained} scenarios of standalone pods and capacity of {counted} "
+             f"workloads, {len(unexplained)} disagreements (the pod left pending, no node fits it, the nodes that "
+             f"cannot allocate its claims; the bound pod's node fits; N more fit where N replicas were bound)",
              "scheduler family: pods not bound, by the scheduler's first reason: "
              + ", ".join(f"{k} {v}" for k, v in why_not.most_common()),
              f"scheduler family: generate {t1 - t0:.1f} s, control plane {t2 - t1:.1f} s "
