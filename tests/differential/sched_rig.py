@@ -64,8 +64,9 @@ TRANSIENT = ("is in the process of being allocated", "waiting for", "ResourceCla
              "got allocated elsewhere in the meantime", "the object has been modified")
 #: A pod Unschedulable because a claim is allocated where it cannot run: kube-scheduler's DRA
 #: PostFilter deallocates such a claim when no pod holds it, before it writes the pod's condition,
-#: and the pod's next attempt comes by itself. While one of the pod's claims is not allocated the
-#: pod waits for that attempt; one still so after this many seconds is decided as it stands.
+#: and the pod's next attempt comes by itself. While one of the pod's claims is not allocated, or
+#: already reserved for it by that attempt, the pod waits for it; one still so after this many
+#: seconds is decided as it stands.
 NOT_AVAILABLE = "resourceclaim not available on the node"
 DEALLOCATED_GRACE = 90.0
 #: Order in which a scenario's cluster objects are created (claims before the pods holding them).
@@ -274,9 +275,15 @@ class SchedRig:
         names = {c.get("resourceClaimName") for c in pod["spec"].get("resourceClaims") or []}
         names |= {c.get("resourceClaimName") for c in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
         rest = self.rest(profile)
+        uid = pod["metadata"].get("uid")
         for name in sorted(n for n in names if n):
             r = rest.request("GET", rest.path("ResourceClaim", ns, name))
-            if r.status_code == 200 and not (r.json().get("status") or {}).get("allocation"):
+            status = (r.json().get("status") or {}) if r.status_code == 200 else {}
+            # Not allocated: the next attempt is still to come. Reserved for this pod (which was
+            # listed unbound just before): the next attempt took it and is binding the pod now.
+            retrying = r.status_code == 200 and (not status.get("allocation") or any(
+                c.get("uid") == uid for c in status.get("reservedFor") or []))
+            if retrying:
                 first = since.setdefault((ns, pod["metadata"]["name"]), time.monotonic())
                 return time.monotonic() - first < DEALLOCATED_GRACE
         return False

@@ -65,4 +65,7 @@ def _reaches(objs: list[Any]) -> set[str]:
     pytest.param(META_OBJECTS, id="metadata"),
 ])
 def test_every_family_puts_zero_items_in_lists(strategy: Any) -> None:
-    assert _reaches(draw_many(strategy, SAMPLE, 7)) == {"null", "empty-object", "empty-string"}
+    # Three seeds: what one seed draws can depend on what the session drew before (a full run
+    # once missed the empty object among the workloads' 400 draws that a lone run reaches).
+    drawn = [o for salt in (7, 8, 9) for o in draw_many(strategy, SAMPLE, salt)]
+    assert _reaches(drawn) == {"null", "empty-object", "empty-string"}

@@ -26,6 +26,7 @@ from webhook.cli.common import (
 from webhook.cli.results import Explained
 from webhook.cli.simulate import STEPS_MAX, TIMEOUT_SECONDS, stored_form
 from webhook.planning import Budget, as_new, explain, without_pod
+from webhook.raw import as_dict
 
 _TARGET = re.compile(r"^(?:pods?|po)/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$")
 
@@ -63,12 +64,12 @@ def _from_state(snapshot: Any, namespace: str, name: str) -> dict[str, Any]:
     pod = snapshot.find("Pod", name, namespace)
     if pod is None:
         raise BadInput(f"pod {namespace}/{name} not found in the cluster state")
-    node = (pod.get("spec") or {}).get("nodeName")
+    node = as_dict(pod.get("spec")).get("nodeName")
     if node:  # the state keeps a bound pod's requests only (``state.pods``): no claims to judge
         raise BadInput(f"pod {namespace}/{name} is bound to node {node}: a cluster state keeps only what a "
                        "bound pod uses of its node, not its claims or selectors; explain it against the "
                        "live cluster (--kubeconfig), or give the pod with -f")
-    return pod
+    return as_dict(pod)
 
 
 def read_live(args: argparse.Namespace, name: str, settings: Any) -> tuple[list[dict[str, Any]], Any, str | None]:

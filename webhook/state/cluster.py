@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from webhook import ConfigError
+from webhook.raw import as_dict
 from webhook.state.base import ClusterSnapshot
 from webhook.state.live import LiveState, kube_client
 
@@ -62,8 +63,8 @@ def read_pod(api: Any, namespace: str, name: str) -> dict[str, Any] | None:
 
 
 def _when(event: dict[str, Any]) -> str:
-    series = event.get("series") if isinstance(event.get("series"), dict) else {}
-    meta = event.get("metadata") if isinstance(event.get("metadata"), dict) else {}
+    series = as_dict(event.get("series"))
+    meta = as_dict(event.get("metadata"))
     for v in (series.get("lastObservedTime"), event.get("lastTimestamp"), event.get("eventTime"),
               meta.get("creationTimestamp")):
         if isinstance(v, str) and v:

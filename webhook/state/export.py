@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from webhook.raw import as_dict
 from webhook.state.base import KINDS, ClusterSnapshot
 
 META_KEPT = ("name", "namespace", "generateName", "labels", "uid", "ownerReferences")
@@ -65,14 +66,14 @@ def _selector(sel: Any) -> None:
 def anonymized(obj: dict[str, Any]) -> dict[str, Any]:
     """``obj`` (already a copy) with its identifying names hashed, in place; returned."""
     kind = obj.get("kind")
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = as_dict(obj.get("metadata"))
     if kind not in ("DeviceClass",):
         for k in ("name", "namespace", "generateName"):
             _set(meta, k)
     meta.pop("ownerReferences", None)
     _set(meta.get("labels"), HOSTNAME)
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    spec = as_dict(obj.get("spec"))
+    status = as_dict(obj.get("status"))
     _set(spec, "nodeName")
     if kind == "ResourceSlice":
         _set(spec.get("pool"), "name")
@@ -85,13 +86,13 @@ def anonymized(obj: dict[str, Any]) -> dict[str, Any]:
             _set(e, "resourceClaimName")
             _set(e, "resourceClaimTemplateName")
         _set(spec.get("schedulingGroup"), "podGroupName")
-        _selector(((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        _selector(as_dict(as_dict(spec.get("affinity")).get("nodeAffinity")).get(
             "requiredDuringSchedulingIgnoredDuringExecution"))
     elif kind == "ResourceClaim":
         for r in _each(status.get("reservedFor")):
             _set(r, "name")
-        alloc = status.get("allocation") if isinstance(status.get("allocation"), dict) else {}
-        for r in _each((alloc.get("devices") or {}).get("results")):
+        alloc = as_dict(status.get("allocation"))
+        for r in _each(as_dict(alloc.get("devices")).get("results")):
             _set(r, "pool")
         _selector(alloc.get("nodeSelector"))
     elif kind == "PodGroup":

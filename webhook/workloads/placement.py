@@ -205,8 +205,10 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: Filtered, start: int | 
     run.memo.same_claims((id(filtered), tuple((u.entry, u.shared, u.key if u.shared else "",
                                                bool(as_dict(as_dict(r.get("status")).get("allocation"))))
                                               for u, r in zip(uses, raws, strict=True))))
-    out = _swept(run, raws, filtered, start) if start is not None else None
-    if out is None:
+    swept = _swept(run, raws, filtered, start) if start is not None else None
+    if swept is not None:
+        out = swept
+    else:
         candidates, rejected = filtered.split(run.nodes)
         out = _allocate(run, raws, candidates)
         if not out.feasible and out.kind not in (ERROR, CUT_SHORT):
