@@ -23,3 +23,13 @@ def as_list(v: Any) -> list[Any]:
 def as_str(v: Any) -> str:
     """``v`` when it is a string, else ``""``."""
     return v if isinstance(v, str) else ""
+
+
+def claim_allocation(claim: Any) -> dict[str, Any]:
+    """A ResourceClaim's ``status.allocation`` (``{}``: not allocated)."""
+    return as_dict(as_dict(as_dict(claim).get("status")).get("allocation"))
+
+
+def allocation_results(claim: Any) -> list[Any]:
+    """A ResourceClaim's ``status.allocation.devices.results`` (``[]``: none)."""
+    return as_list(as_dict(claim_allocation(claim).get("devices")).get("results"))

@@ -27,7 +27,7 @@ from webhook.allocator.pools import Pool, pools_for
 from webhook.allocator.reasons import Code, Reason, fatal, full, note, rank, text
 from webhook.allocator.search import Search
 from webhook.gates import Gate
-from webhook.raw import as_dict, as_list
+from webhook.raw import allocation_results, as_dict, claim_allocation
 
 JOINT, PER_CLAIM = "joint", "per-pod"
 NODE_CLASSES = True
@@ -141,7 +141,7 @@ class NodeReasons:
 def allocated_claim_fits(raw: dict[str, Any], node: NodeInfo) -> bool:
     """Whether an allocated claim can be used on ``node`` (its allocation's ``nodeSelector``
     matches; a claim that is not allocated, or allocated for every node, can)."""
-    sel = as_dict(as_dict(raw.get("status")).get("allocation")).get("nodeSelector")
+    sel = claim_allocation(raw).get("nodeSelector")
     parsed = parse_node_selector(sel)
     return parsed is None or parsed.matches(node)
 
@@ -171,7 +171,7 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
     pending: list[dict[str, Any]] = []
     fixed: list[dict[str, Any]] = []
     for raw in raw_claims:
-        (fixed if as_dict(as_dict(raw.get("status")).get("allocation")) else pending).append(raw)
+        (fixed if claim_allocation(raw) else pending).append(raw)
     try:
         claims = [parse_claim(raw, model) for raw in pending]
     except AllocError as e:
@@ -260,8 +260,7 @@ def _held(model: Model, base: AllocatedState, fixed: list[dict[str, Any]]) -> Al
         return base
     held = base.copy()
     for raw in extra:
-        held.add_results(as_list(as_dict(as_dict(as_dict(raw.get("status")).get("allocation")).get("devices")).get("results")),
-                         model.gates)
+        held.add_results(allocation_results(raw), model.gates)
     return held
 
 

@@ -18,7 +18,7 @@ from webhook.allocator.engine import CUT_SHORT, JOINT, PER_CLAIM, Outcome, alloc
 from webhook.allocator.model import model_for
 from webhook.allocator.reasons import Reason, body, warning
 from webhook.gates import FeatureGates
-from webhook.raw import as_dict, as_list
+from webhook.raw import as_dict, as_list, claim_allocation
 from webhook.state.base import ClusterSnapshot
 
 WARNINGS_MAX = 3
@@ -213,7 +213,7 @@ def checked(check: Callable[[], list[str]]) -> list[str]:
 def _warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGates, deadline: float,
               max_steps: int, limit: int) -> list[str]:
     about = subject(obj)
-    if about is None or as_dict(as_dict(obj.get("status")).get("allocation")):
+    if about is None or claim_allocation(obj):
         return []
     claims, notes = claims_for(obj, snapshot)
     out = [f"{PREFIX}{n} in the cluster state" for n in notes]

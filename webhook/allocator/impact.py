@@ -37,7 +37,7 @@ from webhook.allocator.model import Model, model_for
 from webhook.allocator.reasons import Reason
 from webhook.allocator.taints import parse_taint, parse_toleration, selects, tolerates
 from webhook.gates import FeatureGates, Gate
-from webhook.raw import as_dict, as_list
+from webhook.raw import allocation_results, as_dict, as_list, claim_allocation
 from webhook.state.base import ClusterSnapshot
 
 PENDING_MAX = 200
@@ -108,7 +108,7 @@ def _warnings(obj: dict[str, Any], old: dict[str, Any] | None, snapshot: Cluster
         if not _rules_apply(gates):
             return out  # the scheduler ignores rules: no allocation changes
     pending = [raw for raw in snapshot.of("ResourceClaim") if isinstance(raw, dict)
-               and not as_dict(as_dict(raw.get("status")).get("allocation")) and what.affects(raw, name)]
+               and not claim_allocation(raw) and what.affects(raw, name)]
     if pending:
         out += _stop_fitting(pending, before_model, after_model, deadline, max_steps, clock,
                              this_rule=name if what.is_rule else "")
@@ -130,7 +130,7 @@ def _evicted(rule: dict[str, Any] | None, model: Model) -> set[tuple[str, int]]:
         return set()
     out: dict[str, int] = {}
     for (ns, cname), raw in model.allocated_claims.items():
-        results = as_list(as_dict(as_dict(as_dict(raw.get("status")).get("allocation")).get("devices")).get("results"))
+        results = allocation_results(raw)
         for r in map(as_dict, results):
             if not selects(spec.get("deviceSelector"), interned_str(r.get("driver")), interned_str(r.get("pool")),
                            interned_str(r.get("device"))):

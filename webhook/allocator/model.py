@@ -37,7 +37,7 @@ from webhook.allocator.devices import (
 from webhook.allocator.taints import NO_RULES, Taint, TaintRules
 from webhook.allocator.variant import STABLE, variant
 from webhook.gates import FeatureGates, Gate
-from webhook.raw import as_dict, as_list
+from webhook.raw import allocation_results, as_dict, as_list, claim_allocation
 from webhook.state.base import ClusterSnapshot
 
 __all__ = ["AllocatedState", "CapSpec", "Device", "DeviceClassInfo", "Model", "NodeInfo", "Num", "Slice",
@@ -189,13 +189,12 @@ class Model:
             for raw in self._claim_raws:
                 if not isinstance(raw, dict):
                     continue
-                alloc = as_dict(as_dict(raw.get("status")).get("allocation"))
-                results = as_list(as_dict(alloc.get("devices")).get("results"))
+                alloc = claim_allocation(raw)
                 if alloc:
                     meta = as_dict(raw.get("metadata"))
                     key = (interned_str(meta.get("namespace")) or "default", interned_str(meta.get("name")))
                     self.allocated_claims[key] = raw
-                    self.allocated.add_results(results, gates)
+                    self.allocated.add_results(allocation_results(raw), gates)
         self._all: tuple[Slice, ...] | None = None
         self._kept: tuple[Slice, ...] | None = None
         self._by_node: dict[str, list[Slice]] = {}

@@ -23,7 +23,7 @@ from webhook.allocator.engine import JOINT, Outcome, allocate
 from webhook.allocator.model import Model
 from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.reasons import Code, Reason, note, rank
-from webhook.raw import as_dict
+from webhook.raw import as_dict, claim_allocation
 from webhook.workloads.filters import PodFilter
 from webhook.workloads.nodeuse import NodeUse, filter_reasons
 
@@ -71,25 +71,21 @@ def node_verdicts(pod: dict[str, Any], claims: list[dict[str, Any]], model: Mode
     return out
 
 
-def _allocated(raw: dict[str, Any]) -> dict[str, Any]:
-    return as_dict(as_dict(raw.get("status")).get("allocation"))
-
-
 def _device_verdicts(claims: list[dict[str, Any]], model: Model, candidates: list[str],
                      budget: Budget) -> PerNode:
     if not candidates:
         return {}
     if not claims:
         return {n: (None, ()) for n in candidates}
-    pending = [c for c in claims if not _allocated(c)]
-    fixed = [c for c in claims if _allocated(c)]
+    pending = [c for c in claims if not claim_allocation(c)]
+    fixed = [c for c in claims if claim_allocation(c)]
     try:
         parsed = [parse_claim(c, model) for c in pending]
     except AllocError as e:  # a class missing, a bad selector: the same on every node
         return {n: (e.reason._replace(node=""), ()) for n in candidates}
     usable = not pending or transferable(model, parsed)
     usable = usable and all(_key(c) in model.allocated_claims for c in fixed)
-    selectors = [parse_node_selector(_allocated(c).get("nodeSelector")) for c in fixed]
+    selectors = [parse_node_selector(claim_allocation(c).get("nodeSelector")) for c in fixed]
     groups: dict[Any, list[str]] = {}
     for name in candidates:
         cls = (class_of(model, name) if pending else 0) if usable else None

@@ -26,7 +26,7 @@ only when at least ``minCount`` of them (bound ones included) are placed.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,7 @@ from webhook.allocator.engine import CUT_SHORT, ERROR, JOINT, Outcome, allocate,
 from webhook.allocator.model import AllocatedState, Model
 from webhook.allocator.reasons import Code, Reason, note, tally
 from webhook.gates import FeatureGates, Gate
-from webhook.raw import as_dict, as_list
+from webhook.raw import allocation_results, as_dict, as_list, claim_allocation
 from webhook.state.pods import TERMINAL
 from webhook.workloads.claims import ClaimUse, Lookup, pod_claims
 from webhook.workloads.filters import PodFilter
@@ -203,7 +203,7 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: Filtered, start: int | 
     # Replicas of one template ask for claims of the same content (names aside, which no search
     # reads) until a shared claim gets allocated: what fit for one fits for the next.
     run.memo.same_claims((id(filtered), tuple((u.entry, u.shared, u.key if u.shared else "",
-                                               bool(as_dict(as_dict(r.get("status")).get("allocation"))))
+                                               bool(claim_allocation(r)))
                                               for u, r in zip(uses, raws, strict=True))))
     swept = _swept(run, raws, filtered, start) if start is not None else None
     if swept is not None:
@@ -239,7 +239,7 @@ def _never_reserved(run: _Run, uses: list[ClaimUse], raws: list[dict[str, Any]])
             if keys.count(k) > 1]
     if run.gates.enabled(Gate.DRA_DEVICE_BINDING_CONDITIONS):
         for u, raw in zip(uses, raws, strict=True):
-            alloc = as_dict(as_dict(raw.get("status")).get("allocation"))
+            alloc = claim_allocation(raw)
             if alloc and not alloc.get("allocationTimestamp") and u.key not in run.allocated:
                 out.append(f"claim {u.key} is allocated without allocationTimestamp: kube-scheduler stamps it when "
                            f"it reserves the claim and the apiserver refuses any change to an allocation")
@@ -258,23 +258,23 @@ def _prebound_notes(run: _Run, node: str, uses: list[ClaimUse], raws: list[dict[
         return [f"node {node} (spec.nodeName) is not in the cluster state"]
     return [f"spec.nodeName is set: kube-scheduler does not schedule the pod, so nothing allocates "
             f"claim {u.key}" for u, raw in zip(uses, raws, strict=True)
-            if not as_dict(as_dict(raw.get("status")).get("allocation"))]
+            if not claim_allocation(raw)]
 
 
 def _hold_allocated(run: _Run, uses: list[ClaimUse], raws: list[dict[str, Any]]) -> None:
     """Allocated claims the state does not hold (from the input files): their devices are in
     use from now on, once each (``allocate`` takes ``held`` as holding every allocated claim)."""
     for u, raw in zip(uses, raws, strict=True):
-        alloc = as_dict(as_dict(raw.get("status")).get("allocation"))
+        alloc = claim_allocation(raw)
         key = tuple(u.key.split("/", 1))
         if not alloc or u.key in run.folded or u.key in run.allocated or key in run.model.allocated_claims:
             continue
         run.folded[u.key] = raw
-        results = as_list(as_dict(alloc.get("devices")).get("results"))
+        results = allocation_results(raw)
         held = run.held.copy()
         held.add_results(results, run.model.gates)
         run.held = held
-        run.memo.touch((str(as_dict(r).get("driver")), str(as_dict(r).get("pool"))) for r in results)
+        run.memo.touch(_pools_of(results))
 
 
 def _unavailable_unreserved(run: _Run, uses: list[ClaimUse], raws: list[dict[str, Any]],
@@ -283,7 +283,7 @@ def _unavailable_unreserved(run: _Run, uses: list[ClaimUse], raws: list[dict[str
     reserved for no pod, and unusable on some candidate node (its allocation's node selector
     does not match the node, which the DRA plugin notes on every node it filters)."""
     for u, raw in zip(uses, raws, strict=True):
-        if not as_dict(as_dict(raw.get("status")).get("allocation")) or _consumers(run, u):
+        if not claim_allocation(raw) or _consumers(run, u):
             continue
         if any(not allocated_claim_fits(raw, run.model.node(name)) for name in candidates):
             return u, raw
@@ -298,14 +298,14 @@ def _deallocate(run: _Run, use: ClaimUse, raw: dict[str, Any]) -> None:
     held = AllocatedState()
     for (ns, name), stored in run.model.allocated_claims.items():
         if f"{ns}/{name}" not in run.released:
-            held.add_results(_results(stored), run.model.gates)
+            held.add_results(allocation_results(stored), run.model.gates)
     for stored in run.folded.values():
-        held.add_results(_results(stored), run.model.gates)
+        held.add_results(allocation_results(stored), run.model.gates)
     for results in run.committed:
         for got in results:
             fold_results(held, got, run.model.gates)
     run.held = held
-    run.memo.touch((str(as_dict(r).get("driver")), str(as_dict(r).get("pool"))) for r in _results(raw))
+    run.memo.touch(_pools_of(allocation_results(raw)))
 
 
 def deallocated(claim: dict[str, Any]) -> dict[str, Any]:
@@ -315,8 +315,9 @@ def deallocated(claim: dict[str, Any]) -> dict[str, Any]:
     return {**claim, "status": {k: v for k, v in status.items() if k not in ("allocation", "reservedFor", "devices")}}
 
 
-def _results(raw: dict[str, Any]) -> list[Any]:
-    return as_list(as_dict(as_dict(as_dict(raw.get("status")).get("allocation")).get("devices")).get("results"))
+def _pools_of(results: list[Any]) -> Iterator[tuple[str, str]]:
+    """(driver, pool) of each raw allocation result: the pools whose use it changes."""
+    return ((str(as_dict(r).get("driver")), str(as_dict(r).get("pool"))) for r in results)
 
 
 def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str], first_fit: bool = False) -> Outcome:
@@ -380,7 +381,7 @@ def _commit(run: _Run, out: Outcome, uses: list[ClaimUse], pf: PodFilter) -> Non
         if u.shared:
             run.consumers[u.key] = run.consumers.get(u.key, 0) + 1
         stored = run.allocated.get(u.key, u.claim)
-        if as_dict(as_dict(stored.get("status")).get("allocation")):
+        if claim_allocation(stored):
             continue
         results = next(pending, [])
         if u.shared:
