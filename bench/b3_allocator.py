@@ -193,7 +193,7 @@ GANG, GANG_TARGET = 16, 20.0
 def _podgroup_scaling(nodes: int, cap: float, iterations: int, seconds: float) -> list[Row]:
     """Issue 18 target 2: a PodGroup of ``GANG`` claims costs at most ``GANG_TARGET``× one claim
     (same cluster, same run), in each mode."""
-    from webhook.allocator import JOINT, PER_CLAIM, allocate, feasibility_warnings, model_for
+    from webhook.allocator import JOINT, PER_CLAIM, Call, Limits, allocate, feasibility_warnings, model_for
     from webhook.allocator.feasibility import claims_for
     from webhook.gates import FeatureGates
     from webhook.state.base import ClusterSnapshot
@@ -211,7 +211,7 @@ def _podgroup_scaling(nodes: int, cap: float, iterations: int, seconds: float) -
             def call(c: list[dict[str, Any]] = claims, m: str = mode, p: dict[str, Any] = pg) -> Any:
                 if m == "feasibility":
                     return feasibility_warnings(p, snap, gates, deadline=time.monotonic() + cap, max_steps=MAX_STEPS)
-                return allocate(c, model, mode=m, max_steps=MAX_STEPS, deadline=time.monotonic() + cap)
+                return allocate(c, model, Call(mode=m, limits=Limits(MAX_STEPS, time.monotonic() + cap)))
             calls[str(n)] = call
         # Alternating rounds: load from other jobs hits the gang and its floor alike.
         t = {int(k): v for k, v in interleaved(calls, iterations=2 * iterations, max_seconds=2 * seconds,

@@ -226,11 +226,11 @@ def test_review_prints_a_long_device_class_name_whole_and_the_server_fits_it(tmp
 
 
 def test_the_per_pod_warning_fits() -> None:
-    from webhook.allocator.engine import Outcome
+    from webhook.allocator.engine import Allocation
     from webhook.allocator.feasibility import _per_pod_warning
     from webhook.allocator.reasons import Code, Reason
 
-    out = Outcome()
+    out = Allocation()
     out.reasons = [Reason(Code.COUNTER_EXHAUSTED, claim="default/training-worker-0-gpus", request="gpu",
                           node="worker-1", device_class="gpu.example.com", counter="memory",
                           counter_set="gpu-0-counters")]

@@ -90,9 +90,9 @@ def searched_nodes(monkeypatch: Any) -> list[str]:
     calls: list[str] = []
     real = engine._on_node
 
-    def counting(model: Any, node: Any, *a: Any) -> Any:
+    def counting(run: Any, node: Any, *a: Any) -> Any:
         calls.append(node.name)
-        return real(model, node, *a)
+        return real(run, node, *a)
     monkeypatch.setattr(engine, "_on_node", counting)
     return calls
 

@@ -20,7 +20,7 @@ from tests.allocator.builders import (
     result,
     rslice,
 )
-from webhook.allocator import allocate, model_for
+from webhook.allocator import Call, Limits, allocate, model_for
 from webhook.allocator import model as model_mod
 from webhook.allocator.engine import CUT_SHORT, UNSATISFIABLE
 from webhook.allocator.search import Search
@@ -36,7 +36,7 @@ def test_step_budget_binds_at_candidate_granularity() -> None:
     # 11 of 24 devices on a 10-unit counter: counters fail only deep down, so the search explores
     # combinations; the budget (not the deadline) must stop it after exactly max_steps steps.
     m = model_for(ClusterSnapshot.from_objects(EXPLORING), FeatureGates())
-    out = allocate([claim("big", req(count=11))], m, max_steps=5_000)
+    out = allocate([claim("big", req(count=11))], m, Call(limits=Limits(5_000)))
     assert out.kind == CUT_SHORT
     assert out.message == "the check was cut short after 5000 steps (step budget)"
 
@@ -47,7 +47,7 @@ def test_match_attribute_infeasible_is_pruned() -> None:
     m = model_for(ClusterSnapshot.from_objects([node("node-1"), device_class(), rslice("s", devs)]),
                   FeatureGates())
     c = claim("too-big", req(count=9), constraints=[{"matchAttribute": f"{DRV}/parent"}])
-    out = allocate([c], m, max_steps=2_000)
+    out = allocate([c], m, Call(limits=Limits(2_000)))
     assert out.kind == UNSATISFIABLE
     assert out.steps < 500
     assert any("at most 7 of 9 devices share a value" in r for r in out.reason_texts())
@@ -115,9 +115,9 @@ def test_pruning_never_changes_a_decision(seed: int, monkeypatch: pytest.MonkeyP
         m = model_for(ClusterSnapshot.from_objects(objs), FeatureGates().with_overrides(gates))
         for mode in ("joint", "per-pod"):
             monkeypatch.setattr(Search, "pruning", True)
-            pruned = allocate(claims, m, mode=mode, max_steps=10**7)
+            pruned = allocate(claims, m, Call(mode=mode, limits=Limits(10**7)))
             monkeypatch.setattr(Search, "pruning", False)
-            full = allocate(claims, m, mode=mode, max_steps=10**7)
+            full = allocate(claims, m, Call(mode=mode, limits=Limits(10**7)))
             assert _decision(pruned) == _decision(full), (objs, claims, gates, mode)
             assert pruned.steps <= full.steps * 2 + len(m.nodes) * 64
 
@@ -133,7 +133,7 @@ def test_model_reuses_unchanged_slices_and_drops_gone_ones() -> None:
     assert m2.all_slices[0] is m1.all_slices[0]            # same dict, same resourceVersion: reused
     assert [d.name for d in m2.all_slices[1].devices] == ["z"]
     assert {id(v[0]) for v in model_mod._SLICES.values()} == {id(a), id(b2)}  # b is gone
-    out = allocate([claim("c", req(count=2))], m2, node="node-1")
+    out = allocate([claim("c", req(count=2))], m2, Call(nodes=("node-1",)))
     assert [[r["device"] for r in x["results"]] for x in out.allocations()] == [["z", "x"]]  # pool "other" first
     # the same dict with a new resourceVersion is converted again
     a["metadata"]["resourceVersion"] = "7"

@@ -19,7 +19,7 @@ from tests.allocator.builders import (
     rslice,
 )
 from tests.allocator.checks import assert_satisfies
-from webhook.allocator import allocate, model_for
+from webhook.allocator import Call, Limits, allocate, model_for
 from webhook.allocator.engine import CUT_SHORT, ERROR, INVALID_POOL, OK, PER_CLAIM, UNSATISFIABLE
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
@@ -181,8 +181,9 @@ def test_allocator_table(state: list[dict[str, Any]], claims: list[dict[str, Any
                          kw: dict[str, Any], want: list[list[str]] | None, kind: str) -> None:
     snap = ClusterSnapshot.from_objects(state)
     model = model_for(snap, FeatureGates().with_overrides(gates))
-    out = allocate(claims, model, node=kw.get("node"), mode=kw.get("mode", "joint"),
-                   max_steps=kw.get("max_steps", 100_000))
+    node = kw.get("node")
+    out = allocate(claims, model, Call(nodes=None if node is None else (node,), mode=kw.get("mode", "joint"),
+                                       limits=Limits(kw.get("max_steps", 100_000))))
     assert out.kind == kind, (out.kind, out.message, out.reason_texts())
     assert out.feasible is (want is not None)
     if "steps" in kw:

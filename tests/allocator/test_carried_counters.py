@@ -12,7 +12,7 @@ import pytest
 from tests.allocator.builders import DRV, claim, counters, dev, device_class, node, req, rslice
 from tests.allocator.test_per_pod_reuse import _cases as per_pod_cases
 from tests.allocator.test_per_pod_reuse import _shown
-from webhook.allocator import PER_CLAIM, allocate, model_for
+from webhook.allocator import PER_CLAIM, Call, Limits, allocate, model_for
 from webhook.allocator.candidate import status_result
 from webhook.allocator.pooluse import PoolUse
 from webhook.allocator.search import Search
@@ -30,9 +30,9 @@ def _cases(seed: int) -> list[tuple[Any, list[dict[str, Any]]]]:
 @pytest.mark.parametrize("steps", [10**6, 40])
 def test_carried_counters_decide_as_fresh_ones(seed: int, steps: int, monkeypatch: pytest.MonkeyPatch) -> None:
     cases = _cases(seed)
-    carried = [_shown(allocate(c, m, mode=PER_CLAIM, max_steps=steps)) for m, c in cases]
+    carried = [_shown(allocate(c, m, Call(mode=PER_CLAIM, limits=Limits(steps)))) for m, c in cases]
     monkeypatch.setattr(PoolUse, "carried", lambda self, picks, admin: None)
-    assert [_shown(allocate(c, m, mode=PER_CLAIM, max_steps=steps)) for m, c in cases] == carried
+    assert [_shown(allocate(c, m, Call(mode=PER_CLAIM, limits=Limits(steps)))) for m, c in cases] == carried
 
 
 def test_carried_counters_and_groups_equal_a_fresh_walk(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -67,7 +67,7 @@ def test_carried_counters_and_groups_equal_a_fresh_walk(monkeypatch: pytest.Monk
     monkeypatch.setattr(PoolUse, "carried", counting)
     for seed in range(4):
         for m, c in _cases(seed):
-            allocate(c, m, mode=PER_CLAIM, max_steps=10**6)
+            allocate(c, m, Call(mode=PER_CLAIM, limits=Limits(10**6)))
     assert seen["pools"] >= 50 and seen["fresh"] >= 5  # both paths were taken
 
 
@@ -87,7 +87,7 @@ def test_the_next_claim_sees_what_the_allocated_state_holds(first: dict[str, Any
     model = model_for(ClusterSnapshot.from_objects(objs), FeatureGates().with_overrides({"DRAAdminAccess": True}))
     claims = [claim("one", req(selectors=[f'device.attributes["{DRV}"].type == "a"'], **first)),
               claim("two", req(selectors=[f'device.attributes["{DRV}"].type == "b"']))]
-    out = allocate(claims, model, mode=PER_CLAIM)
+    out = allocate(claims, model, Call(mode=PER_CLAIM))
     assert out.feasible
     assert [x["device"] for a in out.allocations() for x in a["results"]] == want
 
@@ -110,5 +110,5 @@ def test_folding_a_claims_results_equals_folding_their_status(monkeypatch: pytes
     monkeypatch.setattr(engine, "fold_results", checked)
     for seed in range(4):
         for m, c in _cases(seed):
-            allocate(c, m, mode=PER_CLAIM, max_steps=10**6)
+            allocate(c, m, Call(mode=PER_CLAIM, limits=Limits(10**6)))
     assert seen["direct"] >= 50 and seen["status"] >= 5, seen

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.allocator.builders import DRV, claim, dev, device_class, node, req, rslice, searched_nodes
-from webhook.allocator import Code, allocate, engine, model_for
+from webhook.allocator import Call, Code, Limits, allocate, engine, model_for
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
 
@@ -25,9 +25,9 @@ def cluster(n: int, broken: int | None = None) -> list[dict[str, Any]]:
     return objs
 
 
-def run(objs: list[dict[str, Any]], **kw: Any) -> Any:
+def run(objs: list[dict[str, Any]], max_steps: int = 100_000) -> Any:
     return allocate([claim("c", req(selectors=[MODEL]))], model_for(ClusterSnapshot.from_objects(objs),
-                                                                    FeatureGates()), **kw)
+                                                                    FeatureGates()), Call(limits=Limits(max_steps)))
 
 
 @pytest.mark.parametrize("broken", [0, 5, 9], ids=["first", "middle", "last"])

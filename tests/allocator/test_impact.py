@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.allocator.builders import claim, dev, device_class, node, req, result, rslice, taint_rule, toleration
+from webhook.allocator import Limits
 from webhook.allocator.impact import PENDING_MAX, impact_warnings
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
@@ -27,7 +28,7 @@ def state(*extra: dict[str, Any]) -> ClusterSnapshot:
 
 def preview(obj: dict[str, Any], snap: ClusterSnapshot, old: dict[str, Any] | None = None,
             gates: FeatureGates = DEFAULT, max_steps: int = 100_000, deadline: float = FAR) -> list[str]:
-    return impact_warnings(obj, old, snap, gates, deadline=deadline, max_steps=max_steps)
+    return impact_warnings(obj, old, snap, gates, Limits(max_steps, deadline))
 
 
 def held(name: str, device: str = "g0", **res: Any) -> dict[str, Any]:
@@ -126,8 +127,8 @@ def test_the_deadline_met_midway_stops_the_preview() -> None:
     """A clock that passes the deadline after the first claim's checks: the rest is not checked."""
     ticks = iter(range(10**6))
     snap = state(*[claim(f"p{i}", req(count=2)) for i in range(5)])
-    got = impact_warnings(taint_rule("r", device="g0"), None, snap, DEFAULT, deadline=3, max_steps=100_000,
-                          clock=lambda: float(next(ticks)))
+    got = impact_warnings(taint_rule("r", device="g0"), None, snap, DEFAULT,
+                          Limits(100_000, 3, clock=lambda: float(next(ticks))))
     assert got[0].startswith("feasibility: ") and got[-1].startswith("feasibility: impact preview checked ")
     assert got[-1].endswith(" of 5 pending claims (deadline)") and "checked 5 of" not in got[-1]
 

@@ -14,7 +14,7 @@ import pytest
 from tests.allocator.builders import DRV, claim, dev, device_class, node, req, result, rslice
 from tests.allocator.test_per_pod_reuse import _cases as per_pod_cases
 from tests.allocator.test_per_pod_reuse import _shown
-from webhook.allocator import JOINT, PER_CLAIM, allocate, model_for
+from webhook.allocator import JOINT, PER_CLAIM, Call, Limits, allocate, model_for
 from webhook.allocator.search import Search
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
@@ -52,7 +52,8 @@ def _state(types: str, held: str | None = None) -> list[dict[str, Any]]:
 ])
 def test_in_use_reasons(types: str, held: str | None, claims: list[dict[str, Any]], mode: str,
                         want: list[str]) -> None:
-    out = allocate(claims, model_for(ClusterSnapshot.from_objects(_state(types, held)), FeatureGates()), mode=mode)
+    model = model_for(ClusterSnapshot.from_objects(_state(types, held)), FeatureGates())
+    out = allocate(claims, model, Call(mode=mode))
     assert out.feasible == (not want)
     assert out.reason_texts() == want
 
@@ -67,6 +68,6 @@ def test_runs_of_devices_in_use_decide_and_explain_as_one_by_one(seed: int, admi
     # Later claims pass runs of devices that earlier claims of the search picked (joint), that
     # earlier pods took or that the cluster holds (per-pod), with pruning asked in between.
     cases = per_pod_cases(seed, admin=admin)
-    runs = [_shown(allocate(c, m, mode=mode, max_steps=steps)) for m, c in cases]
+    runs = [_shown(allocate(c, m, Call(mode=mode, limits=Limits(steps)))) for m, c in cases]
     monkeypatch.setattr(Search, "runs", False)
-    assert [_shown(allocate(c, m, mode=mode, max_steps=steps)) for m, c in cases] == runs
+    assert [_shown(allocate(c, m, Call(mode=mode, limits=Limits(steps)))) for m, c in cases] == runs

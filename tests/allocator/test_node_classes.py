@@ -12,7 +12,7 @@ import pytest
 
 from bench import gen
 from tests.allocator.builders import claim, dev, device_class, node, req, rslice, searched_nodes
-from webhook.allocator import JOINT, PER_CLAIM, Outcome, allocate, engine, model_for
+from webhook.allocator import JOINT, PER_CLAIM, Allocation, Call, Limits, allocate, engine, model_for
 from webhook.allocator.claims import parse_claim
 from webhook.allocator.classes import SLICE_KEYED, class_of, identifying, node_names, transferable
 from webhook.allocator.devices import Device, Slice
@@ -125,7 +125,7 @@ def _uuid_claim() -> dict[str, Any]:
     return claim("uuid", req("r", cls="mig.gpu.example.com", selectors=[f'device.attributes["{GPU}"].uuid == "none"']))
 
 
-def _flat(o: Outcome) -> str:
+def _flat(o: Allocation) -> str:
     everything = o.ranked()
     for k in (1, 3, 5):  # the first few, as the feasibility warnings take them, without renaming all
         assert o.ranked(k) == everything[:k]
@@ -136,7 +136,7 @@ def _flat(o: Outcome) -> str:
 def _outcomes(objs: list[dict[str, Any]], claims: list[dict[str, Any]], mode: str, steps: int,
               compacted: bool = False) -> str:
     snap = _snapshot(objs, compacted)
-    return _flat(allocate(claims, model_for(snap, GATES), mode=mode, max_steps=steps))
+    return _flat(allocate(claims, model_for(snap, GATES), Call(mode=mode, limits=Limits(steps))))
 
 
 CLAIMS = {
@@ -176,7 +176,7 @@ def test_same_outcome_with_classes_on_and_off(monkeypatch: pytest.MonkeyPatch, c
 def test_each_class_is_searched_once(monkeypatch: pytest.MonkeyPatch, case: str, searched: int) -> None:
     calls = searched_nodes(monkeypatch)
     snap = _snapshot(pool_cluster())
-    out = allocate(list(CLAIMS[case]), model_for(snap, GATES), max_steps=200_000)
+    out = allocate(list(CLAIMS[case]), model_for(snap, GATES), Call(limits=Limits(200_000)))
     assert not out.feasible and out.nodes_tried == 8
     assert len(calls) == searched  # classes {0, 1, 6, 7}, {2}, {3}, {4, 5}
 
@@ -261,7 +261,7 @@ def test_the_search_reads_only_device_fields_the_node_class_key_covers(monkeypat
     monkeypatch.setattr(Search, "reasons", property(recorded(explain)))
     monkeypatch.setattr(engine, "NODE_CLASSES", False)  # every node searched: nothing skipped
     for model, claims, mode in _representative_searches():
-        allocate(claims, model, mode=mode, max_steps=10**5)
+        allocate(claims, model, Call(mode=mode, limits=Limits(10**5)))
     assert not set(Device.SEARCHED) & set(Device.UNKEYED)
     assert reads.device - set(Device.SEARCHED) - set(Device.UNKEYED) == set()
     assert reads.slice - set(SLICE_KEYED) - {"pool", "_devices"} == set()  # pool: never named in a class's reasons

@@ -1,6 +1,6 @@
 """PodGroups claim by claim (per-pod mode) without repeated work: the searches of one node share
 what does not depend on what is in use (``nodedata.NodeData``), and a joint solution that took each
-claim's first fit in claim order (``Outcome.in_order``) stands for the claim-by-claim check.
+claim's first fit in claim order (``Allocation.in_order``) stands for the claim-by-claim check.
 Neither may change an outcome."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from tests.allocator.builders import DRV, claim, dev, device_class, node, req, rslice
 from tests.allocator.test_allocator_budget import _random_case
-from webhook.allocator import JOINT, PER_CLAIM, allocate, model_for
+from webhook.allocator import JOINT, PER_CLAIM, Call, Limits, allocate, model_for
 from webhook.allocator.feasibility import claims_for, feasibility_warnings
 from webhook.allocator.prune import Pruner
 from webhook.gates import FeatureGates
@@ -56,12 +56,12 @@ def _shown(o: Any) -> str:
 def test_a_joint_solution_in_claim_order_is_the_per_pod_one(seed: int) -> None:
     seen = {True: 0, False: 0}
     for model, claims in _cases(seed):
-        joint = allocate(claims, model, mode=JOINT, max_steps=10**6)
+        joint = allocate(claims, model, Call(mode=JOINT, limits=Limits(10**6)))
         if not joint.feasible:
             continue
         seen[joint.in_order] += 1
         if joint.in_order:
-            per_pod = allocate(claims, model, mode=PER_CLAIM, max_steps=10**6)
+            per_pod = allocate(claims, model, Call(mode=PER_CLAIM, limits=Limits(10**6)))
             assert (per_pod.feasible, per_pod.node) == (True, joint.node)
             assert per_pod.allocations() == joint.allocations()
     assert seen[True] >= 5 and seen[False] >= 1  # both kinds of joint solution were seen
@@ -74,9 +74,9 @@ def test_per_pod_searches_sharing_node_data_decide_as_alone(seed: int, steps: in
     # Devices in use by earlier claims, capacity shares and allocated state of the cluster:
     # the shared state-free evaluation, redone for devices in use, equals evaluating each one.
     cases = _cases(seed)
-    shared = [_shown(allocate(c, m, mode=PER_CLAIM, max_steps=steps)) for m, c in cases]
+    shared = [_shown(allocate(c, m, Call(mode=PER_CLAIM, limits=Limits(steps)))) for m, c in cases]
     monkeypatch.setattr(Pruner, "share", False)
-    assert [_shown(allocate(c, m, mode=PER_CLAIM, max_steps=steps)) for m, c in cases] == shared
+    assert [_shown(allocate(c, m, Call(mode=PER_CLAIM, limits=Limits(steps)))) for m, c in cases] == shared
 
 
 def _podgroup(n: int) -> list[dict[str, Any]]:
@@ -135,7 +135,7 @@ def test_shared_usable_flags_equal_evaluating_each_device(seed: int, monkeypatch
 
     monkeypatch.setattr(Pruner, "from_base", checking)
     for model, claims in _cases(seed):
-        allocate(claims, model, mode=PER_CLAIM, max_steps=10**6)
+        allocate(claims, model, Call(mode=PER_CLAIM, limits=Limits(10**6)))
     assert checked["in use"] > 0 and checked["capacity consumed"] > 0, checked
 
 
@@ -181,9 +181,10 @@ def test_node_data_kept_in_the_model_decides_as_fresh(seed: int) -> None:
     for model, claims in cases:
         for mode in modes:
             model.node_data.clear()
-            fresh.append(_shown(allocate(claims, model, mode=mode, max_steps=10**6)))
+            fresh.append(_shown(allocate(claims, model, Call(mode=mode, limits=Limits(10**6)))))
         model.node_data.clear()
-    kept = [_shown(allocate(claims, model, mode=mode, max_steps=10**6)) for model, claims in cases for mode in modes]
+    kept = [_shown(allocate(claims, model, Call(mode=mode, limits=Limits(10**6))))
+            for model, claims in cases for mode in modes]
     assert kept == fresh
     # Across cases the claims differ, so one model's kept data also served other contents.
     assert sum(1 for model, _ in cases for data in model.node_data.values() if data.misfits) >= 40
@@ -193,7 +194,7 @@ def test_node_data_kept_in_the_model_decides_as_fresh(seed: int) -> None:
 def test_node_data_starts_afresh_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
     from webhook.allocator import nodedata
     model, claims = _cases(0)[0]
-    allocate(claims, model, mode=JOINT, max_steps=10**6)
+    allocate(claims, model, Call(mode=JOINT, limits=Limits(10**6)))
     name, kept = next(iter(model.node_data.items()))
     assert nodedata.node_data(model, model.node(name), kept.pools) is kept
     monkeypatch.setattr(nodedata, "NODE_DATA_MAX", kept.size() - 1)
@@ -221,7 +222,7 @@ def test_threads_sharing_kept_node_data_decide_as_alone() -> None:
     alone = []
     for model, claims in cases:
         model.node_data.clear()
-        alone.append(_shown(allocate(claims, model, mode=JOINT, max_steps=10**6)))
+        alone.append(_shown(allocate(claims, model, Call(mode=JOINT, limits=Limits(10**6)))))
         model.node_data.clear()
     work = [(i, m, c) for i, (m, c) in enumerate(cases)] * 4
     random.Random(7).shuffle(work)
@@ -229,7 +230,7 @@ def test_threads_sharing_kept_node_data_decide_as_alone() -> None:
     sys.setswitchinterval(1e-6)
     try:
         with ThreadPoolExecutor(8) as pool:
-            got = list(pool.map(lambda w: (w[0], _shown(allocate(w[2], w[1], mode=JOINT, max_steps=10**6))),
+            got = list(pool.map(lambda w: (w[0], _shown(allocate(w[2], w[1], Call(mode=JOINT, limits=Limits(10**6))))),
                                 work))
     finally:
         sys.setswitchinterval(before)
@@ -246,8 +247,8 @@ def test_later_claims_of_one_template_prune_from_their_first_device(mode: str, m
     snap = ClusterSnapshot.from_objects(objs)
     model = model_for(snap, FeatureGates.parse(gen.GATES))
     claims, _ = claims_for(gen.podgroup("g", claims=7), snap)
-    known = allocate(claims, model, mode=mode)
+    known = allocate(claims, model, Call(mode=mode))
     monkeypatch.setattr(Pruner, "knows", lambda self, leaf: False)
-    unknown = allocate(claims, model, mode=mode)
+    unknown = allocate(claims, model, Call(mode=mode))
     assert known.feasible and known.allocations() == unknown.allocations()
     assert known.steps < unknown.steps

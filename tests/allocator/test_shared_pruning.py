@@ -9,7 +9,7 @@ import json
 import pytest
 
 from bench import gen
-from webhook.allocator import JOINT, PER_CLAIM, allocate, model_for
+from webhook.allocator import JOINT, PER_CLAIM, Call, Limits, allocate, model_for
 from webhook.allocator.prune import Pruner
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
@@ -19,7 +19,7 @@ GATES = FeatureGates.parse(gen.GATES)
 
 def _outcome(claims: list[dict[str, object]], mode: str, steps: int) -> str:
     model = model_for(ClusterSnapshot.from_objects(gen.cluster(3), source="test"), GATES)
-    o = allocate(claims, model, mode=mode, max_steps=steps)
+    o = allocate(claims, model, Call(mode=mode, limits=Limits(steps)))
     return json.dumps([o.feasible, o.node, o.kind, o.steps, o.message, o.reason_texts(), o.allocations()])
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from bench import gen
 from tests.allocator.builders import DRV, claim, dev, device_class, node, req, rslice, taint_rule, toleration
-from webhook.allocator import allocate, engine, model_for
+from webhook.allocator import Call, Limits, allocate, engine, model_for
 from webhook.allocator.classes import class_of
 from webhook.allocator.feasibility import feasibility_warnings
 from webhook.allocator.taints import Taint, TaintRules, Toleration, selects, tolerates, untolerated
@@ -145,8 +145,8 @@ def test_same_outcome_with_node_classes_on_and_off(monkeypatch: pytest.MonkeyPat
     gates = FeatureGates.parse(gen.GATES)
 
     def outcome() -> str:
-        o = allocate([gen.grouped_claim(), gen.infeasible_claim("seven", count=7)],
-                     model_for(snap(*objs), gates), max_steps=200_000)
+        o = allocate([gen.grouped_claim(), gen.infeasible_claim("seven", count=7)], model_for(snap(*objs), gates),
+                     Call(limits=Limits(200_000)))
         return json.dumps([o.feasible, o.node, o.steps, o.reason_texts(), o.allocations()])
 
     on = outcome()

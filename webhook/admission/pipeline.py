@@ -20,7 +20,7 @@ from typing import Any, Literal
 from webhook import driverschemas
 from webhook.admission.envelope import AdmissionRequest, parse_review
 from webhook.admission.response import build_response, sanitize_warnings
-from webhook.allocator import poollint
+from webhook.allocator import Limits, poollint
 from webhook.allocator.impact import impact_warnings
 from webhook.config import Settings
 from webhook.defaulting import plan_capacity_defaults
@@ -253,8 +253,8 @@ def _feasibility(obj: dict[str, Any], settings: Settings, view: StateView | None
         return ["feasibility: not checked, no time left before the request deadline"]
     try:
         if impact:
-            warnings = impact_warnings(obj, old, view.snapshot, settings.gates, deadline=budget_end,
-                                       max_steps=settings.allocator_max_steps)
+            warnings = impact_warnings(obj, old, view.snapshot, settings.gates,
+                                       Limits(settings.allocator_max_steps, budget_end))
         else:
             warnings = feasibility_warnings(obj, view.snapshot, settings.gates, deadline=budget_end,
                                             max_steps=settings.allocator_max_steps,

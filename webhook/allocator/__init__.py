@@ -5,8 +5,8 @@ allocator does (``docs/allocator.md``; a ``§N`` in this package cites its secti
 sorted, deterministic form for every gate set. Entry points:
 
     model_for(snapshot, gates) -> Model        cached per snapshot + gates
-    allocate(claims, model, node=..., nodes=..., held=..., memo=..., mode=...) -> Outcome
-                                               every candidate node searched, as the scheduler
+    allocate(claims, model, Call(nodes=..., held=..., memo=..., mode=..., limits=Limits(...)))
+        -> Allocation                          every candidate node searched, as the scheduler
                                                filters them (a fatal error on any one fails)
     consumed_capacity(device, request_capacity, gates) -> dict | Reason
     eligible_devices(request, model) -> [Device] | Reason
@@ -20,15 +20,16 @@ from __future__ import annotations
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError
 from webhook.allocator.classes import node_names, run_end
-from webhook.allocator.engine import JOINT, PER_CLAIM, Outcome, allocate, eligible_devices
+from webhook.allocator.engine import JOINT, PER_CLAIM, Allocation, Call, allocate, eligible_devices
 from webhook.allocator.feasibility import feasibility_warnings
+from webhook.allocator.frame import Limits
 from webhook.allocator.model import Model, model_for
 from webhook.allocator.reasons import Code, Reason
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
 
-__all__ = ["JOINT", "PER_CLAIM", "AllocError", "CapacityError", "Code", "Model", "Outcome", "Reason", "allocate",
-           "consumed_capacity", "eligible_devices", "feasibility_warnings", "model_for", "warm"]
+__all__ = ["JOINT", "PER_CLAIM", "AllocError", "Allocation", "Call", "CapacityError", "Code", "Limits", "Model",
+           "Reason", "allocate", "consumed_capacity", "eligible_devices", "feasibility_warnings", "model_for", "warm"]
 
 
 def warm(snapshot: ClusterSnapshot, gates: FeatureGates) -> int:

@@ -355,7 +355,7 @@ class Failures:
         self.claims = claims
         self.by_class: dict[int, tuple[list[Reason] | None, int]] = {}
         self.usable: bool | None = None
-        """``transferable``, decided at the first recorded search."""
+        """``transferable``, decided at the first recorded search; False after ``stop``."""
         self.held = held if held is not None else model.allocated
         changed = self.changed = changed_pools(model, self.held)
         index = nodes_of_pools(model) if changed else {}
@@ -397,6 +397,10 @@ class Failures:
         if got is None and self.memo is not None and cls in self.memo.fits:
             return FITS, self.memo.fits[cls]
         return got
+
+    def stop(self) -> None:
+        """Record nothing from now on: the call's searches cost less than keying their nodes."""
+        self.usable = False
 
     def record(self, name: str, why: list[Reason] | None, steps: int) -> None:
         """Node ``name`` failed with ``why`` (``FITS``: found an allocation) after ``steps`` steps."""

@@ -10,7 +10,8 @@ budget and one deadline cover the whole call (all nodes together).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from webhook.allocator.candidate import status_result
@@ -19,14 +20,14 @@ from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, cl
 from webhook.allocator.classes import FITS, ClassMemo, Failures, node_names
 from webhook.allocator.devices import interned_str
 from webhook.allocator.fit import selector_matches
-from webhook.allocator.frame import Carry, DeviceResult, Limits
+from webhook.allocator.frame import DEFAULT_LIMITS, Carry, DeviceResult, Limits
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo
 from webhook.allocator.nodedata import node_data
 from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.pools import Pool, pools_for
 from webhook.allocator.reasons import Code, Reason, fatal, full, note, rank, text
 from webhook.allocator.search import Search
-from webhook.gates import Gate
+from webhook.gates import FeatureGates, Gate
 from webhook.raw import allocation_results, as_dict, claim_allocation
 
 JOINT, PER_CLAIM = "joint", "per-pod"
@@ -40,8 +41,9 @@ searches whose outcome they know, so this changes only the time."""
 OK, UNSATISFIABLE, INVALID_POOL, ERROR, CUT_SHORT = "ok", "unsatisfiable", "invalid-pool", "error", "cut-short"
 
 
-class Outcome:
-    """The answer for a set of claims. ``results[i]`` belongs to ``claims[i]`` when feasible.
+class Allocation:
+    """What ``allocate`` answers for a set of claims: feasible or not, on which node, with which
+    devices (``results[i]`` belongs to ``claims[i]`` when feasible), and if not, why.
 
     ``reasons`` are data (``reasons.Reason``), most useful first after ``ranked()``; ``summary``
     is the one-line verdict of an infeasible outcome. Both are worded by ``reasons.full``.
@@ -146,13 +148,32 @@ def allocated_claim_fits(raw: dict[str, Any], node: NodeInfo) -> bool:
     return parsed is None or parsed.matches(node)
 
 
-def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None = None,
-             nodes: Sequence[str] | None = None, held: AllocatedState | None = None,
-             memo: ClassMemo | None = None, mode: str = JOINT, max_steps: int = 100_000,
-             deadline: float | None = None, clock: Callable[[], float] = time.monotonic,
-             first_fit: bool = False) -> Outcome:
-    """Allocate ``raw_claims`` (defaulted ResourceClaims) on ``node``, or on one of ``nodes`` (the
-    candidates, in order; default: every node in name order).
+@dataclass(frozen=True, kw_only=True)
+class Call:
+    """How one ``allocate`` call searches, beyond its claims and model; the defaults are a plain
+    check of every node."""
+
+    nodes: Sequence[str] | None = None
+    """The candidate nodes, in order (default: every node, in name order)."""
+    held: AllocatedState | None = None
+    """Replaces the model's allocated state (devices that earlier pods took); it holds those of the
+    allocated input claims already."""
+    memo: ClassMemo | None = None
+    """Keeps node classes under ``held`` from one call to the next (``classes.ClassMemo``)."""
+    mode: str = JOINT
+    """``JOINT`` (one search of every claim) or ``PER_CLAIM`` (claim by claim, as pods are)."""
+    limits: Limits = DEFAULT_LIMITS
+    """The step budget and deadline of the whole call (every node together)."""
+    first_fit: bool = False
+    """Stop at the first node that fits (``unchecked`` counts the rest): for a caller that searched
+    these nodes for fatal errors before, with the same claims and fewer devices in use."""
+
+
+EVERY_NODE = Call()
+
+
+def allocate(raw_claims: list[dict[str, Any]], model: Model, call: Call = EVERY_NODE) -> Allocation:
+    """Allocate ``raw_claims`` (defaulted ResourceClaims) on one of ``call.nodes``.
 
     As kube-scheduler filters every candidate node, every one is searched: the first that fits
     is the answer, but a fatal error on *any* of them (a CEL runtime error, ``All`` over an
@@ -160,14 +181,10 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
     (``classes.py``) are searched once. When the budget or deadline ends that search after a
     node fit, the answer stays feasible and ``unchecked`` says how many nodes were not looked at.
     Claims that already carry ``status.allocation`` are not re-allocated: they restrict the node
-    (their ``nodeSelector``) and hold their devices. ``held`` replaces the model's allocated state
-    (devices that earlier pods took) and then holds those of the allocated claims already;
-    ``memo`` keeps node classes under it from one call to the next (``classes.ClassMemo``).
-    ``first_fit`` stops at the first node that fits (``unchecked`` counts the rest): for a caller
-    that searched these nodes for fatal errors before, with the same claims and fewer devices in use.
-    Never raises on odd input: problems become the outcome.
+    (their ``nodeSelector``) and hold their devices (in ``call.held`` already when that is given).
+    Never raises on odd input: problems become the answer.
     """
-    out = Outcome()
+    out = Allocation()
     pending: list[dict[str, Any]] = []
     fixed: list[dict[str, Any]] = []
     for raw in raw_claims:
@@ -180,15 +197,15 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
         return out
     out.claims = claims
     out.labels = [c.label for c in claims]
-    in_use = held if held is not None else _held(model, model.allocated, fixed)
-    names: Sequence[str] = [node] if node is not None else nodes if nodes is not None else node_names(model)
+    in_use = call.held if call.held is not None else _held(model, model.allocated, fixed)
+    names = call.nodes if call.nodes is not None else node_names(model)
     if not names:
         out.summary = Reason(Code.NO_NODES)
         out.entries.append(out.summary)
         return out
-    run = _Run(model, claims, fixed, in_use, mode, max_steps, deadline, clock)
     # Nodes of one class (``classes.py``) search alike: the first one's outcome stands for the rest.
-    run.classes = Failures(model, claims, in_use, memo) if NODE_CLASSES and len(names) > 1 else None
+    classes = Failures(model, claims, in_use, call.memo) if NODE_CLASSES and len(names) > 1 else None
+    run = _Run(model, claims, fixed, in_use, classes, call)
     i = 0
     while i < len(names):
         k = _known_run(out, run, names, i)
@@ -200,7 +217,7 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
                 out.unchecked = len(names) - i
             return out
         i += 1
-        if first_fit and out.feasible:
+        if call.first_fit and out.feasible:
             out.unchecked = len(names) - i
             return out
     if not out.feasible:
@@ -208,7 +225,7 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, *, node: str | None
     return out
 
 
-def _known_run(out: Outcome, run: _Run, names: Sequence[str], i: int) -> int:
+def _known_run(out: Allocation, run: _Run, names: Sequence[str], i: int) -> int:
     """How many nodes from ``names[i]`` on are of one class already searched in this call (they
     are taken together, as ``_try_node`` takes each: same reasons, same steps, as far as the
     budget allows); 0 when ``names[i]`` must be tried on its own."""
@@ -223,7 +240,7 @@ def _known_run(out: Outcome, run: _Run, names: Sequence[str], i: int) -> int:
     while end < len(names) and classes.class_of(names[end]) == cls:
         end += 1
     why, steps = seen
-    k = end - i if steps <= 0 else min(end - i, (run.max_steps - out.steps) // steps)
+    k = end - i if steps <= 0 else min(end - i, (run.call.limits.max_steps - out.steps) // steps)
     if k <= 0:
         return 0
     out.nodes_tried += k
@@ -233,22 +250,20 @@ def _known_run(out: Outcome, run: _Run, names: Sequence[str], i: int) -> int:
     return k
 
 
+@dataclass(frozen=True, slots=True)
 class _Run:
-    """What every node's search of one ``allocate`` call shares."""
+    """What every node's search of one ``allocate`` call shares: the call's context."""
 
-    __slots__ = ("model", "claims", "fixed", "held", "mode", "max_steps", "deadline", "clock", "classes")
-
-    def __init__(self, model: Model, claims: list[Claim], fixed: list[dict[str, Any]], held: AllocatedState,
-                 mode: str, max_steps: int, deadline: float | None, clock: Callable[[], float]) -> None:
-        self.model = model
-        self.claims = claims
-        self.fixed = fixed
-        self.held = held
-        self.mode = mode
-        self.max_steps = max_steps
-        self.deadline = deadline
-        self.clock = clock
-        self.classes: Failures | None = None
+    model: Model
+    claims: list[Claim]
+    """The claims to allocate, parsed."""
+    fixed: list[dict[str, Any]]
+    """The input claims that are allocated already (they restrict the node)."""
+    held: AllocatedState
+    """What is in use for this call (``Call.held`` or the model's, plus the ``fixed`` claims')."""
+    classes: Failures | None
+    """This call's searches by node class (None: every node is searched)."""
+    call: Call
 
 
 def _held(model: Model, base: AllocatedState, fixed: list[dict[str, Any]]) -> AllocatedState:
@@ -269,7 +284,7 @@ def _key(raw: dict[str, Any]) -> tuple[str, str]:
     return (interned_str(meta.get("namespace")) or "default", interned_str(meta.get("name")))
 
 
-def _try_node(out: Outcome, run: _Run, name: str) -> bool:
+def _try_node(out: Allocation, run: _Run, name: str) -> bool:
     """Search one node; True when that ends the call (out of budget, or a fatal error: the
     scheduler aborts the whole attempt on one). The first node that fits gives the answer; later
     ones are searched only for fatal errors. A node whose class was already searched in this
@@ -286,15 +301,14 @@ def _try_node(out: Outcome, run: _Run, name: str) -> bool:
     seen = run.classes.lookup(name) if run.classes is not None else None
     if seen is not None and seen[0] is FITS and not out.feasible:
         seen = None  # the node that gives the answer is searched: its devices are the answer
-    if seen is not None and out.steps + seen[1] <= run.max_steps:
+    if seen is not None and out.steps + seen[1] <= run.call.limits.max_steps:
         out.steps += seen[1]
         if seen[0] is not FITS and not out.feasible:
             out.add_nodes(seen[0], [name])
         return False
     try:
-        with _cel_deadline(run.deadline):  # CEL evaluations stop at the deadline too
-            ok, results, why, steps, in_order = _on_node(model, n, run.claims, run.mode, run.max_steps - out.steps,
-                                                         run.deadline, run.clock, run.held)
+        with _cel_deadline(run.call.limits.deadline):  # CEL evaluations stop at the deadline too
+            ok, results, why, steps, in_order = _on_node(run, n, run.call.limits.max_steps - out.steps)
     except BudgetExceeded as e:
         out.steps += e.steps
         if not out.feasible:
@@ -308,12 +322,11 @@ def _try_node(out: Outcome, run: _Run, name: str) -> bool:
         out.entries.append(out.summary)
         return True
     out.steps += steps
-    if ok and out.nodes_tried == 1 and steps <= CHEAP_FIT_STEPS and run.classes is not None \
-            and run.classes.memo is None:
-        # The first node fit at once: the others are searched only for fatal errors, and a
-        # search that cheap costs less than keying a node (every device of its pools).
-        run.classes = None
     if run.classes is not None:
+        if ok and out.nodes_tried == 1 and steps <= CHEAP_FIT_STEPS and run.classes.memo is None:
+            # The first node fit at once: the others are searched only for fatal errors, and a
+            # search that cheap costs less than keying a node (every device of its pools).
+            run.classes.stop()
         run.classes.record(name, FITS if ok else why, steps)
     if ok:
         if not out.feasible:
@@ -326,7 +339,7 @@ def _try_node(out: Outcome, run: _Run, name: str) -> bool:
     return False
 
 
-def _conclude(out: Outcome) -> None:
+def _conclude(out: Allocation) -> None:
     """Kind and summary of an outcome no node could satisfy."""
     firsts = [r._replace(node=e.names[0]) if isinstance(e, NodeReasons) else r
               for e in out.entries for r in (e.why if isinstance(e, NodeReasons) else (e,))]
@@ -339,23 +352,22 @@ def _conclude(out: Outcome) -> None:
         out.kind, out.summary = UNSATISFIABLE, Reason(Code.NO_ALLOCATION)
 
 
-def _on_node(model: Model, node: NodeInfo, claims: list[Claim], mode: str, budget: int,
-             deadline: float | None, clock: Callable[[], float], held: AllocatedState
-             ) -> tuple[bool, list[list[DeviceResult]], list[Reason], int, bool]:
-    """(success, results per claim, reasons, steps, claims taken in order) for one node.
-    Raises AllocError/BudgetExceeded."""
-    if mode != PER_CLAIM or len(claims) <= 1:
-        s = Search(model, node, claims, held, Limits(budget, deadline, clock))
+def _on_node(run: _Run, node: NodeInfo, budget: int) -> tuple[bool, list[list[DeviceResult]], list[Reason], int, bool]:
+    """(success, results per claim, reasons, steps, claims taken in order) for one node, within
+    ``budget`` steps. Raises AllocError/BudgetExceeded."""
+    model, claims, limits = run.model, run.claims, run.call.limits
+    if run.call.mode != PER_CLAIM or len(claims) <= 1:
+        s = Search(model, node, claims, run.held, Limits(budget, limits.deadline, limits.clock))
         ok = s.run()
         return ok, s.results, ([] if ok else _why(s)), s.steps, ok and not s.revisited
-    allocated = held.copy()
+    allocated = run.held.copy()
     results: list[list[DeviceResult]] = []
     steps = 0
     # The claims' searches share what does not depend on use; each carries the counters and
     # groups of the one before, and prunes from the start where an earlier one found it worth it.
     carry = Carry(node_data(model, node, pools_for(model, node)))
     for claim in claims:
-        s = Search(model, node, [claim], allocated, Limits(budget - steps, deadline, clock), carry)
+        s = Search(model, node, [claim], allocated, Limits(budget - steps, limits.deadline, limits.clock), carry)
         ok = s.run()
         steps += s.steps
         if not ok:
@@ -367,7 +379,7 @@ def _on_node(model: Model, node: NodeInfo, claims: list[Claim], mode: str, budge
     return True, results, [], steps, True
 
 
-def fold_results(allocated: AllocatedState, got: list[DeviceResult], gates: Any) -> None:
+def fold_results(allocated: AllocatedState, got: list[DeviceResult], gates: FeatureGates) -> None:
     """``allocated.add_results`` of these results as ``status`` holds them; without capacity
     shares that is only marking the devices without admin access as held, done directly."""
     if any(r.share_id for r in got):

@@ -6,7 +6,7 @@ PodGroups are checked jointly (one search over all their claims, an upper bound)
 succeeds they are checked again claim by claim without revisiting, as the scheduler allocates
 gangs today (#138765), and a warning says so when only the joint search succeeds. The second
 check is skipped when the joint search took each claim's first fit in claim order: claim by
-claim finds that same allocation (``Outcome.in_order``).
+claim finds that same allocation (``Allocation.in_order``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from webhook.allocator.engine import CUT_SHORT, JOINT, PER_CLAIM, Outcome, allocate, claims_from_template
+from webhook.allocator.engine import CUT_SHORT, PER_CLAIM, Allocation, Call, allocate, claims_from_template
+from webhook.allocator.frame import Limits
 from webhook.allocator.model import model_for
 from webhook.allocator.reasons import Reason, body, warning
 from webhook.gates import FeatureGates
@@ -94,7 +95,7 @@ def subject(obj: Any) -> str | None:
             "PodGroup": f"the claims of PodGroup {name}"}.get(str(kind))
 
 
-def _per_pod_warning(name: str, greedy: Outcome, limit: int = WARNING_LENGTH_MAX) -> str:
+def _per_pod_warning(name: str, greedy: Allocation, limit: int = WARNING_LENGTH_MAX) -> str:
     """A PodGroup whose claims fit only jointly: the scheduler, pod by pod, would not place them.
     The tail is the most useful reason: with its claim and request when they fit, else what ran out."""
     head = f"{PREFIX}PodGroup {name} fits only jointly, not pod by pod: " if len(name) <= 20 or \
@@ -113,7 +114,7 @@ def _name(obj: Any) -> str:
     return str(meta.get("name") or meta.get("generateName") or "?")
 
 
-def warnings_for(outcome: Outcome, about: str, limit: int = WARNING_LENGTH_MAX) -> list[str]:
+def warnings_for(outcome: Allocation, about: str, limit: int = WARNING_LENGTH_MAX) -> list[str]:
     """Warnings for an outcome: [] when feasible. Each fits ``limit`` by its wording."""
     if outcome.feasible:
         return []
@@ -220,11 +221,12 @@ def _warnings(obj: dict[str, Any], snapshot: ClusterSnapshot, gates: FeatureGate
     if not claims:
         return out[:WARNINGS_MAX]
     model = model_for(snapshot, gates)
-    outcome = allocate(claims, model, mode=JOINT, max_steps=max_steps, deadline=deadline)
+    limits = Limits(max_steps, deadline)
+    outcome = allocate(claims, model, Call(limits=limits))
     out += warnings_for(outcome, about, limit)
     if outcome.feasible and obj.get("kind") == "PodGroup" and len(claims) > 1 and not outcome.in_order:
         # Only a joint solution that went back into an earlier claim can fail claim by claim.
-        greedy = allocate(claims, model, mode=PER_CLAIM, max_steps=max_steps, deadline=deadline)
+        greedy = allocate(claims, model, Call(mode=PER_CLAIM, limits=limits))
         if not greedy.feasible and greedy.kind != CUT_SHORT:
             out.append(_per_pod_warning(_name(obj), greedy, limit))
     return out[:WARNINGS_MAX]

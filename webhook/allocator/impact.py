@@ -1,6 +1,6 @@
 """Impact preview: what a DeviceTaintRule or DeviceClass write would do to the claims that exist.
 
-Pure (the deadline is a ``time.monotonic()`` value passed in). Upstream gives this feedback only
+Pure (the step budget and deadline come in as ``frame.Limits``). Upstream gives this feedback only
 after the write, and only for a rule with ``effect: None`` (the eviction controller's status
 condition); we answer before it, for every write, as ``feasibility:`` warnings, never a denial:
 
@@ -23,7 +23,6 @@ characters.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -31,8 +30,9 @@ from typing import Any
 
 from webhook.allocator.claims import claim_label
 from webhook.allocator.devices import interned_str
-from webhook.allocator.engine import CUT_SHORT, allocate
+from webhook.allocator.engine import CUT_SHORT, Call, allocate
 from webhook.allocator.feasibility import PREFIX, WARNING_LENGTH_MAX, WARNINGS_MAX, middle, warning_line
+from webhook.allocator.frame import Limits
 from webhook.allocator.model import Model, model_for
 from webhook.allocator.reasons import Reason
 from webhook.allocator.taints import parse_taint, parse_toleration, selects, tolerates
@@ -45,12 +45,12 @@ PENDING_MAX = 200
 
 
 def impact_warnings(obj: dict[str, Any], old: dict[str, Any] | None, snapshot: ClusterSnapshot,
-                    gates: FeatureGates, *, deadline: float, max_steps: int,
-                    clock: Callable[[], float] = time.monotonic) -> list[str]:
+                    gates: FeatureGates, limits: Limits) -> list[str]:
     """The preview of writing ``obj`` (over the stored ``old`` on UPDATE); [] when it harms nothing.
-    Never raises: a failure is one "impact preview failed" warning."""
+    ``limits`` are each claim's step budget (that of one feasibility check) and the deadline of
+    the whole preview. Never raises: a failure is one "impact preview failed" warning."""
     try:
-        return _warnings(obj, old, snapshot, gates, deadline, max_steps, clock)
+        return _warnings(obj, old, snapshot, gates, limits)
     except Exception as e:  # noqa: BLE001 - admission must never fail because of this check
         return [f"{PREFIX}impact preview failed: {type(e).__name__}"]
 
@@ -84,7 +84,7 @@ _PREVIEWS: dict[str, _Preview] = {
 
 
 def _warnings(obj: dict[str, Any], old: dict[str, Any] | None, snapshot: ClusterSnapshot, gates: FeatureGates,
-              deadline: float, max_steps: int, clock: Callable[[], float]) -> list[str]:
+              limits: Limits) -> list[str]:
     kind, name = interned_str(obj.get("kind")), _name(obj)
     what = _PREVIEWS.get(kind)
     if what is None or not name:
@@ -110,8 +110,7 @@ def _warnings(obj: dict[str, Any], old: dict[str, Any] | None, snapshot: Cluster
     pending = [raw for raw in snapshot.of("ResourceClaim") if isinstance(raw, dict)
                and not claim_allocation(raw) and what.affects(raw, name)]
     if pending:
-        out += _stop_fitting(pending, before_model, after_model, deadline, max_steps, clock,
-                             this_rule=name if what.is_rule else "")
+        out += _stop_fitting(pending, (before_model, after_model), limits, this_rule=name if what.is_rule else "")
     return out[:WARNINGS_MAX]
 
 
@@ -155,26 +154,29 @@ def _classes_of(raw: dict[str, Any]) -> set[str]:
     return out
 
 
-def _stop_fitting(pending: list[dict[str, Any]], before: Model, after: Model, deadline: float, max_steps: int,
-                  clock: Callable[[], float], this_rule: str = "") -> list[str]:
-    """The pending-claims part: who fits before and not after. Each check has the step budget of
-    one feasibility check; one that runs out of it leaves its claim undecided; the deadline ends
-    the preview. The reason of the first does not repeat ``this_rule`` (the rule under review)."""
+def _stop_fitting(pending: list[dict[str, Any]], models: tuple[Model, Model], limits: Limits,
+                  this_rule: str = "") -> list[str]:
+    """The pending-claims part: who fits under ``models`` (before, after the write) before and
+    not after. Each check has the budget of ``limits``; one that runs out of it leaves its claim
+    undecided; the deadline ends the preview. The reason of the first does not repeat
+    ``this_rule`` (the rule under review)."""
+    before, after = models
+    call = Call(limits=limits)
     lost: list[tuple[str, Reason | None]] = []
     checked, undecided, out_of_time = 0, 0, False
     for raw in pending[:PENDING_MAX]:
-        if clock() >= deadline:
+        if _past(limits):
             out_of_time = True
             break
-        b = allocate([raw], before, max_steps=max_steps, deadline=deadline, clock=clock)
-        a = allocate([raw], after, max_steps=max_steps, deadline=deadline, clock=clock) if b.feasible else b
+        b = allocate([raw], before, call)
+        a = allocate([raw], after, call) if b.feasible else b
         if CUT_SHORT in (a.kind, b.kind):
-            if clock() >= deadline:
+            if _past(limits):
                 out_of_time = True
                 break
             undecided += 1
         elif not a.feasible and b.feasible:
-            lost.append((claim_label(raw), None if lost else _why_not_there(raw, after, b.node, deadline, clock)))
+            lost.append((claim_label(raw), None if lost else _why_not_there(raw, after, b.node, limits)))
         checked += 1
     out: list[str] = []
     if lost:
@@ -192,13 +194,18 @@ def _stop_fitting(pending: list[dict[str, Any]], before: Model, after: Model, de
     return out
 
 
-def _why_not_there(raw: dict[str, Any], after: Model, node: str | None, deadline: float,
-                   clock: Callable[[], float]) -> Reason | None:
+def _past(limits: Limits) -> bool:
+    """Whether the preview's deadline has passed."""
+    return limits.deadline is not None and limits.clock() >= limits.deadline
+
+
+def _why_not_there(raw: dict[str, Any], after: Model, node: str | None, limits: Limits) -> Reason | None:
     """Why the claim no longer fits on the node where it fit before (the reason that matters to
-    whoever made the change), from a search of that node alone."""
+    whoever made the change), from a search of that node alone (the default step budget)."""
     if node is None:
         return None
-    ranked = allocate([raw], after, node=node, deadline=deadline, clock=clock).ranked(1)
+    alone = Call(nodes=(node,), limits=Limits(deadline=limits.deadline, clock=limits.clock))
+    ranked = allocate([raw], after, alone).ranked(1)
     return ranked[0] if ranked else None
 
 

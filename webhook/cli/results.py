@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from webhook.admission.pipeline import Answer, Outcome
-from webhook.allocator.engine import Outcome as Allocation
+from webhook.allocator.engine import Allocation
 from webhook.planning import Explanation
 from webhook.workloads import Placement, Workload
 

@@ -12,8 +12,9 @@ import time
 from typing import Any
 
 from webhook import BadInput
-from webhook.allocator.engine import JOINT, PER_CLAIM, Outcome, allocate
+from webhook.allocator.engine import JOINT, PER_CLAIM, Allocation, Call, allocate
 from webhook.allocator.feasibility import claims_for
+from webhook.allocator.frame import Limits
 from webhook.allocator.model import Model, model_for
 from webhook.allocator.reasons import note
 from webhook.cli import render
@@ -132,12 +133,13 @@ def simulate_objects(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, g
     model = model_for(snapshot, gates)
     _check_node(node, model)
     if not claims:
-        outcome = Outcome()
+        outcome = Allocation()
         outcome.summary = note("no claims to allocate")
         outcome.reasons = [note(n) for n in notes] or [outcome.summary]
     else:
-        outcome = allocate(claims, model, node=node, mode=podgroup_mode, max_steps=STEPS_MAX,
-                           deadline=time.monotonic() + TIMEOUT_SECONDS)
+        limits = Limits(STEPS_MAX, time.monotonic() + TIMEOUT_SECONDS)
+        outcome = allocate(claims, model, Call(nodes=None if node is None else (node,), mode=podgroup_mode,
+                                               limits=limits))
         outcome.reasons = [note(n) for n in notes] + outcome.reasons
         if outcome.feasible and outcome.unchecked:
             outcome.entries.append(note(f"{outcome.unchecked} later node(s) not searched for fatal errors: "
@@ -166,7 +168,7 @@ def _simulate_pods(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, gat
     placement = place(workloads, model, Lookup(snapshot, [o for o in stored if not is_pod_source(o)]), gates,
                       max_steps=STEPS_MAX, deadline=time.monotonic() + TIMEOUT_SECONDS, only=node)
     outcome = placement.failed.outcome if placement.failed is not None else (
-        placement.pods[-1].outcome if placement.pods else Outcome())
+        placement.pods[-1].outcome if placement.pods else Allocation())
     return Simulation(outcome, JOINT, sum(len(p.claims) for p in placement.pods), time.perf_counter() - started,
                       placement, tuple(workloads))
 

@@ -19,7 +19,8 @@ from typing import Any
 
 from webhook.allocator.claims import AllocError, parse_claim
 from webhook.allocator.classes import class_of, transferable
-from webhook.allocator.engine import JOINT, Outcome, allocate
+from webhook.allocator.engine import Allocation, Call, allocate
+from webhook.allocator.frame import Limits
 from webhook.allocator.model import Model
 from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.reasons import Code, Reason, note, rank
@@ -96,8 +97,7 @@ def _device_verdicts(claims: list[dict[str, Any]], model: Model, candidates: lis
         groups.setdefault((cls, tuple(s is None or s.matches(node) for s in selectors)), []).append(name)
     out: PerNode = {}
     for names in groups.values():
-        got = allocate(claims, model, node=names[0], mode=JOINT, max_steps=budget.max_steps,
-                       deadline=budget.deadline)
+        got = allocate(claims, model, Call(nodes=names[:1], limits=Limits(budget.max_steps, budget.deadline)))
         verdict = _verdict(got)
         for n in names:
             out[n] = verdict
@@ -109,7 +109,7 @@ def _key(raw: dict[str, Any]) -> tuple[str, str]:
     return (str(meta.get("namespace") or "default"), str(meta.get("name")))
 
 
-def _verdict(out: Outcome) -> tuple[Reason | None, tuple[Reason, ...]]:
+def _verdict(out: Allocation) -> tuple[Reason | None, tuple[Reason, ...]]:
     if out.feasible:
         return None, ()
     ranked = [r._replace(node="") for r in out.ranked(MORE_MAX + 1)] or [out.summary or Reason(Code.NO_ALLOCATION)]
@@ -119,7 +119,7 @@ def _verdict(out: Outcome) -> tuple[Reason | None, tuple[Reason, ...]]:
 NOT_SEARCHED = note("not searched: the attempt stopped on another node first")
 
 
-def from_outcome(out: Outcome, names: list[str]) -> PerNode:
+def from_outcome(out: Allocation, names: list[str]) -> PerNode:
     """The verdicts an infeasible placement attempt gives (node-filter reasons and the
     allocator's, per node): each node's most useful reason first. Nodes the attempt did not
     reach (it stopped on a fatal error or its budget) get ``NOT_SEARCHED``."""

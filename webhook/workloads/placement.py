@@ -32,7 +32,8 @@ from typing import Any
 
 from webhook.allocator.candidate import allocation_of
 from webhook.allocator.classes import ClassMemo
-from webhook.allocator.engine import CUT_SHORT, ERROR, JOINT, Outcome, allocate, allocated_claim_fits, fold_results
+from webhook.allocator.engine import CUT_SHORT, ERROR, Allocation, Call, allocate, allocated_claim_fits, fold_results
+from webhook.allocator.frame import Limits
 from webhook.allocator.model import AllocatedState, Model
 from webhook.allocator.reasons import Code, Reason, note, tally
 from webhook.gates import FeatureGates, Gate
@@ -56,7 +57,7 @@ class PodPlacement:
     pod: str
     node: str | None
     claims: list[str]
-    outcome: Outcome
+    outcome: Allocation
     """The allocator's answer for this pod, node-filter reasons included."""
 
 
@@ -195,7 +196,7 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: Filtered, start: int | 
             if u.shared and _consumers(run, u) >= RESERVED_FOR_MAX]
     why += [note(n) for n in _never_reserved(run, uses, raws)]
     if why:  # the pod waits before any node is looked at
-        out = Outcome()
+        out = Allocation()
         out.summary = why[0]
         out.reasons = why
         return PodPlacement(label, None, [u.key for u in uses], out)
@@ -320,22 +321,22 @@ def _pools_of(results: list[Any]) -> Iterator[tuple[str, str]]:
     return ((str(as_dict(r).get("driver")), str(as_dict(r).get("pool"))) for r in results)
 
 
-def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str], first_fit: bool = False) -> Outcome:
+def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str], first_fit: bool = False) -> Allocation:
     if not candidates:
-        return Outcome()
+        return Allocation()
     if not raws:
-        out = Outcome()
+        out = Allocation()
         out.feasible, out.node, out.kind = True, candidates[0], "ok"
         return out
-    return allocate(raws, run.model, nodes=candidates, held=run.held, memo=run.memo, mode=JOINT,
-                    max_steps=run.max_steps, deadline=run.deadline, first_fit=first_fit)
+    return allocate(raws, run.model, Call(nodes=candidates, held=run.held, memo=run.memo,
+                                          limits=Limits(run.max_steps, run.deadline), first_fit=first_fit))
 
 
 SWEEP_CHUNK = 32
 """Candidate nodes a swept replica asks the allocator about at a time."""
 
 
-def _swept(run: _Run, raws: list[dict[str, Any]], filtered: Filtered, start: int) -> Outcome | None:
+def _swept(run: _Run, raws: list[dict[str, Any]], filtered: Filtered, start: int) -> Allocation | None:
     """A replica on the first node from ``filtered.order[start]`` on that takes it (``place``'s
     ``sweep``); None when none does, or the allocator failed otherwise: then every node is asked."""
     i = start
@@ -351,7 +352,7 @@ def _swept(run: _Run, raws: list[dict[str, Any]], filtered: Filtered, start: int
     return None
 
 
-def _add_rejected(out: Outcome, rejected: dict[Reason, list[str]], total: int, candidates: int) -> None:
+def _add_rejected(out: Allocation, rejected: dict[Reason, list[str]], total: int, candidates: int) -> None:
     """The filter reasons of the nodes that were not candidates, and the pod's summary."""
     for why, names in rejected.items():
         out.add_nodes([why], names)
@@ -365,7 +366,7 @@ def _add_rejected(out: Outcome, rejected: dict[Reason, list[str]], total: int, c
     out.summary = tally(total, counts) if total else Reason(Code.NO_NODES)
 
 
-def _commit(run: _Run, out: Outcome, uses: list[ClaimUse], pf: PodFilter) -> None:
+def _commit(run: _Run, out: Allocation, uses: list[ClaimUse], pf: PodFilter) -> None:
     """Hold what the placed pod uses: its node's requests and its new claims' devices."""
     assert out.node is not None
     run.nodes.add(out.node, dict(pf.requests))
