@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import threading
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webhook.allocator.nodesel import NodeSelector, parse_node_selector
 from webhook.allocator.taints import Taint
@@ -181,46 +181,82 @@ class Device:
 
     __slots__ = ("uid", "name", "slice", "attrs", "caps", "capnames", "consumes", "allow_multi",
                  "binding", "taints", "node_name", "all_nodes", "node_selector", "skip_node_ops",
-                 "has_groups", "_view", "raw_capacity", "dkey", "shape")
+                 "has_groups", "_view", "raw_capacity", "dkey", "shape", "_raw")
 
     SEARCHED = ("name", "attrs", "caps", "raw_capacity", "consumes", "allow_multi", "binding", "taints",
                 "skip_node_ops", "node_name", "all_nodes", "node_selector")
     """The device content the search reads: two nodes are one class only when their devices agree on
     each of these (the node-class key derives from this tuple, ``classes.py``). A field the search
     reads goes here or in ``UNKEYED``; ``tests/allocator/test_node_classes.py`` fails otherwise."""
-    UNKEYED = ("uid", "dkey", "slice", "capnames", "has_groups", "_view", "shape")
+    UNKEYED = ("uid", "dkey", "slice", "capnames", "has_groups", "_view", "shape", "_raw")
     """What else the search reads of a device, none of it content two nodes must share: identity
     (``uid``, ``dkey``: cache keys, and the allocated state the key holds per device), the slice (its
     keyed fields are ``classes.SLICE_KEYED``), and what is derived from ``SEARCHED`` fields or cached."""
 
+    LAZY = ("attrs", "raw_capacity", "caps", "capnames", "allow_multi", "taints", "node_name", "all_nodes",
+            "node_selector")
+    """Fields converted on first read (``_convert``): a pool's validity reads only names and counter
+    consumption, and a search few devices, so a one-shot allocation over many nodes converts
+    little more than that (issue 30's lean shape: 64 devices a node, one or four picked)."""
+
+    attrs: dict[str, Any]
+    raw_capacity: dict[str, Any]
+    caps: tuple[tuple[str, str, CapSpec], ...]
+    capnames: frozenset[str]
+    allow_multi: bool
+    taints: tuple[Taint, ...]
+    node_name: str
+    all_nodes: bool
+    node_selector: NodeSelector | None
+
     def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
         self.uid = uid
-        self.name = interned_str(raw.get("name"))
+        name = raw.get("name")
+        self.name = name = _intern(name) if isinstance(name, str) else ""
         self.slice = sl
-        self.dkey = (sl.driver, sl.pool, self.name)
-        self.attrs: dict[str, Any] = as_dict(raw.get("attributes"))
-        self.raw_capacity: dict[str, Any] = as_dict(raw.get("capacity"))
-        self.caps, self.capnames = _caps(sl.driver, self.raw_capacity, interner)
-        self.consumes, self.has_groups = _consumes(raw.get("consumesCounters"), interner)
-        self.allow_multi = raw.get("allowMultipleAllocations") is True
+        self.dkey = (sl.driver, sl.pool, name)
+        # Most devices of a compacted state share their consumption list: its conversion is
+        # looked up here, without the calls of ``_consumes`` (this runs for every device).
+        cons = raw.get("consumesCounters")
+        hit = _BY_ID.get(("cons", id(cons))) if cons else None
+        conv: tuple[Any, bool] = hit[1] if hit is not None and hit[0] is cons else _consumes(cons, interner)
+        self.consumes, self.has_groups = conv
         binding = raw.get("bindingConditions")
         self.binding = bool(binding) and isinstance(binding, list)
+        self.skip_node_ops = sl.skip_node_ops
+        self._view: Any = None
+        self.shape: Any = None
+        """What the search sees of it apart from attributes and node (``classes.py``), on first use."""
+        self._raw: tuple[dict[str, Any], dict[Any, Any]] | None = (raw, interner)
+
+    if not TYPE_CHECKING:  # mypy keeps checking attribute names; only the fields above are lazy
+        def __getattr__(self, name: str) -> Any:
+            """A ``LAZY`` field read before it was converted: convert them all, then read it."""
+            got = self._raw
+            if got is not None and name in Device.LAZY:
+                self._convert(*got)
+            return object.__getattribute__(self, name)
+
+    def _convert(self, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
+        """Set the ``LAZY`` fields from the device's raw form. Safe when two threads race: both
+        set the same values, and ``_raw`` is cleared only after every field is set."""
+        self.attrs = as_dict(raw.get("attributes"))
+        self.raw_capacity = as_dict(raw.get("capacity"))
+        self.caps, self.capnames = _caps(self.slice.driver, self.raw_capacity, interner)
+        self.allow_multi = raw.get("allowMultipleAllocations") is True
         # The slice's own taints (DeviceTaintRules join them per model: ``Model.taints``); no
         # timeAdded, which no allocation reads, so identical devices stay identical (``classes``).
         # Absent fields (most devices set none of these) are answered without a call.
         taints_raw = raw.get("taints")
         taints = [Taint(interned_str(t.get("key")), interned_str(t.get("value")), interned_str(t.get("effect")))
                   for t in as_list(taints_raw) if isinstance(t, dict)] if taints_raw else None
-        self.taints: tuple[Taint, ...] = _shared(interner, tuple(taints)) if taints else ()
+        self.taints = _shared(interner, tuple(taints)) if taints else ()
         node_name = raw.get("nodeName")
         self.node_name = _intern(node_name) if isinstance(node_name, str) else ""
         self.all_nodes = raw.get("allNodes") is True
         selector = raw.get("nodeSelector")
         self.node_selector = parse_node_selector(selector) if selector is not None else None
-        self.skip_node_ops = sl.skip_node_ops
-        self._view: Any = None
-        self.shape: Any = None
-        """What the search sees of it apart from attributes and node (``classes.py``), on first use."""
+        self._raw = None
 
     @property
     def driver(self) -> str:

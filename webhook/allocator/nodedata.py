@@ -9,6 +9,7 @@ nothing in use, which a search redoes only for the devices its allocated state t
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 from webhook.allocator.capacity import CapacityError, Consumed
@@ -31,7 +32,7 @@ class NodeData:
 
     def __init__(self, pools: list[Pool]) -> None:
         self.pools = pools
-        self.flat: tuple[Device, ...] = tuple(d for p in pools for d in p.candidates)
+        self.flat: tuple[Device, ...] = tuple(chain.from_iterable(p.candidates for p in pools))
         """The candidates in search order: every complete pool's, pool by pool."""
         self.misfits: dict[tuple[int, int], Selector | str | None] = {}
         """(Leaf.sel_id, device uid) -> ``Candidates.misfit``."""

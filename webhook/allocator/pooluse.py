@@ -62,13 +62,14 @@ class PoolUse:
         pk = (pool.driver, pool.name)
         got = self.held.get(pk)
         if got is None:
-            devs = self.consumers.get(pk)
-            if devs is None:
-                devs = self.consumers[pk] = tuple(d for d in pool.all_devices() if d.consumes)
             a = self.allocated
             ded, shared, agg = a.dedicated, a.shared, a.aggregated
-            got = [d for d in devs if d.dkey in ded or d.dkey in shared or d.dkey in agg] \
-                if ded or shared or agg else []
+            got = []
+            if ded or shared or agg:  # else nothing is in use (a one-shot check): no device is read
+                devs = self.consumers.get(pk)
+                if devs is None:
+                    devs = self.consumers[pk] = tuple(d for d in pool.all_devices() if d.consumes)
+                got = [d for d in devs if d.dkey in ded or d.dkey in shared or d.dkey in agg]
             self.held[pk] = got
         return got
 

@@ -216,9 +216,29 @@ class Pruner:
         if len(self.frame.flat) - start < need:
             return True
         for attr, val in self.frame.constraints[ci].bound(leaf):
+            if self._enough_near(attr, val, start, need):
+                continue
             ps = self.values(attr).get(val, [])
             if len(ps) - bisect_left(ps, start) < need:
                 return True
+        return False
+
+    NEAR = 32
+    """Candidates ``_enough_near`` reads before it leaves the count to ``values`` (all of them)."""
+
+    def _enough_near(self, attr: str, val: Value, start: int, need: int) -> bool:
+        """Whether ``need`` of the ``NEAR`` candidates from ``start`` on have ``attr`` equal to ``val``
+        (then ``raw_cut`` cannot cut for it), when ``values`` was not built for ``attr``: a search
+        that takes devices side by side (issue 30's partitions of one GPU) reads a few devices
+        rather than every candidate of the node. Never "enough" where ``values`` would say fewer."""
+        if self.frame.data.attr_pos.get(attr) is not None:
+            return False
+        found = 0
+        for d in self.frame.flat[start:start + self.NEAR]:
+            if attribute_value(d, attr, False) == val:
+                found += 1
+                if found >= need:
+                    return True
         return False
 
     def values(self, attr: str) -> dict[Value | None, list[int]]:
