@@ -176,6 +176,10 @@ def _consumes(raw: Any, interner: dict[Any, Any]) -> tuple[Any, bool]:
     return got
 
 
+CONVERT_AHEAD = 16
+"""Devices of a slice ``Device`` converts together, from the one read first (``Device.LAZY``)."""
+
+
 class Device:
     """One device of a slice. ``uid`` is unique within the model (selector cache key)."""
 
@@ -195,9 +199,8 @@ class Device:
 
     LAZY = ("attrs", "raw_capacity", "caps", "capnames", "allow_multi", "taints", "node_name", "all_nodes",
             "node_selector")
-    """Fields converted on first read (``_convert``): a pool's validity reads only names and counter
-    consumption, and a search few devices, so a one-shot allocation over many nodes converts
-    little more than that (issue 30's lean shape: 64 devices a node, one or four picked)."""
+    """Fields converted on first read (``_convert``): a pool's validity reads names and counter use
+    only, a search few devices (issue 30's lean shape: one or four of each node's 64 picked)."""
 
     attrs: dict[str, Any]
     raw_capacity: dict[str, Any]
@@ -209,32 +212,32 @@ class Device:
     all_nodes: bool
     node_selector: NodeSelector | None
 
-    def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
+    def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any], at: int = 0) -> None:
         self.uid = uid
         name = raw.get("name")
         self.name = name = _intern(name) if isinstance(name, str) else ""
         self.slice = sl
         self.dkey = (sl.driver, sl.pool, name)
-        # Most devices of a compacted state share their consumption list: its conversion is
-        # looked up here, without the calls of ``_consumes`` (this runs for every device).
-        cons = raw.get("consumesCounters")
-        hit = _BY_ID.get(("cons", id(cons))) if cons else None
-        conv: tuple[Any, bool] = hit[1] if hit is not None and hit[0] is cons else _consumes(cons, interner)
-        self.consumes, self.has_groups = conv
+        self.consumes, self.has_groups = _consumes(raw.get("consumesCounters"), interner)
         binding = raw.get("bindingConditions")
         self.binding = bool(binding) and isinstance(binding, list)
         self.skip_node_ops = sl.skip_node_ops
         self._view: Any = None
         self.shape: Any = None
         """What the search sees of it apart from attributes and node (``classes.py``), on first use."""
-        self._raw: tuple[dict[str, Any], dict[Any, Any]] | None = (raw, interner)
+        self._raw: tuple[dict[str, Any], dict[Any, Any], int] | None = (raw, interner, at)  # until _convert
 
     if not TYPE_CHECKING:  # mypy keeps checking attribute names; only the fields above are lazy
         def __getattr__(self, name: str) -> Any:
-            """A ``LAZY`` field read before it was converted: convert them all, then read it."""
+            """A ``LAZY`` field read before it was converted: convert them, and the next ``CONVERT_AHEAD``
+            devices' (reaching here costs as much as converting: a pass over all pays it once a run)."""
             got = self._raw
             if got is not None and name in Device.LAZY:
-                self._convert(*got)
+                self._convert(got[0], got[1])
+                for d in self.slice.devices[got[2] + 1:got[2] + CONVERT_AHEAD]:
+                    ahead = d._raw
+                    if ahead is not None:
+                        d._convert(ahead[0], ahead[1])
             return object.__getattribute__(self, name)
 
     def _convert(self, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
@@ -381,10 +384,10 @@ class Slice:
                 if got is None:
                     raw, interner = self._raw, self._interner
                     assert raw is not None and interner is not None
-                    devs = []
+                    devs: list[Device] = []
                     for i, d in enumerate(as_list(as_dict(raw.get("spec")).get("devices"))):
                         if isinstance(d, dict):
-                            devs.append(Device(self._first_uid + i, self, d, interner))
+                            devs.append(Device(self._first_uid + i, self, d, interner, len(devs)))
                     self._has_groups = any(d.has_groups for d in devs)
                     self._has_binding = any(d.binding for d in devs)
                     got = self._devices = tuple(devs)
