@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import threading
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from webhook.allocator.nodesel import NodeSelector, parse_node_selector
 from webhook.allocator.taints import Taint
@@ -176,90 +176,51 @@ def _consumes(raw: Any, interner: dict[Any, Any]) -> tuple[Any, bool]:
     return got
 
 
-CONVERT_AHEAD = 16
-"""Devices of a slice ``Device`` converts together, from the one read first (``Device.LAZY``)."""
-
-
 class Device:
     """One device of a slice. ``uid`` is unique within the model (selector cache key)."""
 
     __slots__ = ("uid", "name", "slice", "attrs", "caps", "capnames", "consumes", "allow_multi",
                  "binding", "taints", "node_name", "all_nodes", "node_selector", "skip_node_ops",
-                 "has_groups", "_view", "raw_capacity", "dkey", "shape", "_raw")
+                 "has_groups", "_view", "raw_capacity", "dkey", "shape")
 
     SEARCHED = ("name", "attrs", "caps", "raw_capacity", "consumes", "allow_multi", "binding", "taints",
                 "skip_node_ops", "node_name", "all_nodes", "node_selector")
     """The device content the search reads: two nodes are one class only when their devices agree on
     each of these (the node-class key derives from this tuple, ``classes.py``). A field the search
     reads goes here or in ``UNKEYED``; ``tests/allocator/test_node_classes.py`` fails otherwise."""
-    UNKEYED = ("uid", "dkey", "slice", "capnames", "has_groups", "_view", "shape", "_raw")
+    UNKEYED = ("uid", "dkey", "slice", "capnames", "has_groups", "_view", "shape")
     """What else the search reads of a device, none of it content two nodes must share: identity
     (``uid``, ``dkey``: cache keys, and the allocated state the key holds per device), the slice (its
     keyed fields are ``classes.SLICE_KEYED``), and what is derived from ``SEARCHED`` fields or cached."""
 
-    LAZY = ("attrs", "raw_capacity", "caps", "capnames", "allow_multi", "taints", "node_name", "all_nodes",
-            "node_selector")
-    """Fields converted on first read (``_convert``): a pool's validity reads names and counter use
-    only, a search few devices (issue 30's lean shape: one or four of each node's 64 picked)."""
-
-    attrs: dict[str, Any]
-    raw_capacity: dict[str, Any]
-    caps: tuple[tuple[str, str, CapSpec], ...]
-    capnames: frozenset[str]
-    allow_multi: bool
-    taints: tuple[Taint, ...]
-    node_name: str
-    all_nodes: bool
-    node_selector: NodeSelector | None
-
-    def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any], at: int = 0) -> None:
+    def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
         self.uid = uid
-        name = raw.get("name")
-        self.name = name = _intern(name) if isinstance(name, str) else ""
+        self.name = interned_str(raw.get("name"))
         self.slice = sl
-        self.dkey = (sl.driver, sl.pool, name)
+        self.dkey = (sl.driver, sl.pool, self.name)
+        self.attrs: dict[str, Any] = as_dict(raw.get("attributes"))
+        self.raw_capacity: dict[str, Any] = as_dict(raw.get("capacity"))
+        self.caps, self.capnames = _caps(sl.driver, self.raw_capacity, interner)
         self.consumes, self.has_groups = _consumes(raw.get("consumesCounters"), interner)
+        self.allow_multi = raw.get("allowMultipleAllocations") is True
         binding = raw.get("bindingConditions")
         self.binding = bool(binding) and isinstance(binding, list)
-        self.skip_node_ops = sl.skip_node_ops
-        self._view: Any = None
-        self.shape: Any = None
-        """What the search sees of it apart from attributes and node (``classes.py``), on first use."""
-        self._raw: tuple[dict[str, Any], dict[Any, Any], int] | None = (raw, interner, at)  # until _convert
-
-    if not TYPE_CHECKING:  # mypy keeps checking attribute names; only the fields above are lazy
-        def __getattr__(self, name: str) -> Any:
-            """A ``LAZY`` field read before it was converted: convert them, and the next ``CONVERT_AHEAD``
-            devices' (reaching here costs as much as converting: a pass over all pays it once a run)."""
-            got = self._raw
-            if got is not None and name in Device.LAZY:
-                self._convert(got[0], got[1])
-                for d in self.slice.devices[got[2] + 1:got[2] + CONVERT_AHEAD]:
-                    ahead = d._raw
-                    if ahead is not None:
-                        d._convert(ahead[0], ahead[1])
-            return object.__getattribute__(self, name)
-
-    def _convert(self, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
-        """Set the ``LAZY`` fields from the device's raw form. Safe when two threads race: both
-        set the same values, and ``_raw`` is cleared only after every field is set."""
-        self.attrs = as_dict(raw.get("attributes"))
-        self.raw_capacity = as_dict(raw.get("capacity"))
-        self.caps, self.capnames = _caps(self.slice.driver, self.raw_capacity, interner)
-        self.allow_multi = raw.get("allowMultipleAllocations") is True
         # The slice's own taints (DeviceTaintRules join them per model: ``Model.taints``); no
         # timeAdded, which no allocation reads, so identical devices stay identical (``classes``).
         # Absent fields (most devices set none of these) are answered without a call.
         taints_raw = raw.get("taints")
         taints = [Taint(interned_str(t.get("key")), interned_str(t.get("value")), interned_str(t.get("effect")))
                   for t in as_list(taints_raw) if isinstance(t, dict)] if taints_raw else None
-        self.taints = _shared(interner, tuple(taints)) if taints else ()
+        self.taints: tuple[Taint, ...] = _shared(interner, tuple(taints)) if taints else ()
         node_name = raw.get("nodeName")
         self.node_name = _intern(node_name) if isinstance(node_name, str) else ""
         self.all_nodes = raw.get("allNodes") is True
         selector = raw.get("nodeSelector")
         self.node_selector = parse_node_selector(selector) if selector is not None else None
-        self._raw = None
+        self.skip_node_ops = sl.skip_node_ops
+        self._view: Any = None
+        self.shape: Any = None
+        """What the search sees of it apart from attributes and node (``classes.py``), on first use."""
 
     @property
     def driver(self) -> str:
@@ -384,10 +345,10 @@ class Slice:
                 if got is None:
                     raw, interner = self._raw, self._interner
                     assert raw is not None and interner is not None
-                    devs: list[Device] = []
+                    devs = []
                     for i, d in enumerate(as_list(as_dict(raw.get("spec")).get("devices"))):
                         if isinstance(d, dict):
-                            devs.append(Device(self._first_uid + i, self, d, interner, len(devs)))
+                            devs.append(Device(self._first_uid + i, self, d, interner))
                     self._has_groups = any(d.has_groups for d in devs)
                     self._has_binding = any(d.binding for d in devs)
                     got = self._devices = tuple(devs)
