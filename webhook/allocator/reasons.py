@@ -114,16 +114,13 @@ class Reason(NamedTuple):
     detail: str = ""
     """Free text from below the allocator: a CEL or quantity error, a pool's defect, a note."""
     need: Any = None
-    """The amounts that decide (``AMOUNTS``; None when not known): what one device of the
-    request needs of a counter or a capacity, or (``TOO_FEW``) None and ``number`` says it."""
+    """The amounts that decide (``COUNTER_EXHAUSTED``, ``CAPACITY_EXHAUSTED``, ``TOO_FEW``; None
+    when they do not): what one device of the request needs of a counter or a capacity (for
+    ``TOO_FEW``, None: ``number`` says how many devices)."""
     free: Any = None
     """What is free of that counter or capacity now, or how many matching devices are free."""
     total: Any = None
     """The counter's or capacity's value, or how many devices on the node match the request."""
-
-
-AMOUNTS = frozenset({Code.COUNTER_EXHAUSTED, Code.CAPACITY_EXHAUSTED, Code.TOO_FEW})
-"""The codes that may carry amounts (``need``, ``free``, ``total``): set where they decide."""
 
 
 def rank(r: Reason) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 from webhook.allocator.reasons import Reason, amounts, full, text
 from webhook.cli.render import dump
 from webhook.cli.results import Explained
-from webhook.planning import Capacity, Member, PoolUse, Standing, Verdict
+from webhook.planning import Capacity, Explanation, Member, PoolUse, Standing, Verdict
 from webhook.quantity import readable as show
 
 FITS = "fits"
@@ -53,15 +53,16 @@ def _standing(m: Member) -> str:
     return "fits nowhere" if m.standing == Standing.BLOCKED else "not tried"
 
 
-def _members_text(e: Any) -> list[str]:
+def _members_text(e: Explanation) -> list[str]:
     """The PodGroup members as a table: pod, verdict, first blocking reason."""
     if not e.members:
         return []
     rows = [(m.pod, _standing(m), full(m.reason) if m.reason is not None else "-") for m in e.members]
     pw = min(LABEL_MAX, max(len("MEMBER"), *(len(r[0]) for r in rows)))
     vw = max(len("VERDICT"), *(len(r[1]) for r in rows))
-    groups = ", ".join(dict.fromkeys(m.group for m in e.members))
-    lines = [f"PodGroup {groups}:", f"{'MEMBER':<{pw}}  {'VERDICT':<{vw}}  FIRST BLOCKING REASON"]
+    groups = list(dict.fromkeys(m.group for m in e.members))
+    lines = [f"PodGroup{'s' if len(groups) > 1 else ''} {', '.join(groups)}:",
+             f"{'MEMBER':<{pw}}  {'VERDICT':<{vw}}  FIRST BLOCKING REASON"]
     lines += [f"{pod:<{pw}}  {verdict:<{vw}}  {why}" for pod, verdict, why in rows]
     return lines
 
