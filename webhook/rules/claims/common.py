@@ -6,7 +6,6 @@ Pure; every function takes raw JSON values and returns field errors, never raise
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 from webhook.cel import MAX_EXPRESSION_LENGTH, CelCompileError, Selector, compile_result
@@ -17,7 +16,6 @@ from webhook.fielderrors import (
     forbidden,
     internal,
     invalid,
-    merge_declarative,
     not_supported,
     required,
     too_long,
@@ -60,13 +58,6 @@ def name_of(item: Any) -> Any:
         return None
     name = item.get("name")
     return name if isinstance(name, str) else "" if name is None else None
-
-
-def merge(by_hand: list[FieldError], declarative: Sequence[FieldError]) -> list[FieldError]:
-    """The apiserver's answer: the handwritten errors, then each declarative one that does not
-    repeat a handwritten error's field and reason (upstream replaces the covered one with it;
-    the repeat is kept on its ``shadows``)."""
-    return merge_declarative(by_hand, declarative)
 
 
 def is_str(value: Any) -> bool:

@@ -23,7 +23,6 @@ from webhook.rules.claims.common import (
     REQUESTS_MAX,
     RequestNames,
     check_cel,
-    merge,
     name_of,
     validate_device_class_name,
     validate_opaque_config,
@@ -35,10 +34,10 @@ from webhook.rules.claims.common import (
 )
 from webhook.rules.claims.names import fully_qualified_name_by_hand
 from webhook.rules.context import RuleContext
+from webhook.rules.declarative import NO_OLD, merge
 from webhook.rules.shape import as_list, as_object, type_error
 
 ALLOCATION_MODES = ("All", "ExactCount")
-NO_OLD = declarative.NO_OLD
 
 
 @dataclass
