@@ -20,6 +20,7 @@ from webhook.rules.kind import KindRules
 from webhook.rules.scheduling import common as sc
 from webhook.rules.scheduling import fields
 from webhook.rules.scheduling.declarative import Field
+from webhook.rules.scheduling.plain import is_plain_podgroup_spec
 from webhook.rules.shape import is_set, mapping, strip_warning, type_error
 
 SPEC = FieldPath.root("spec")
@@ -154,7 +155,15 @@ def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
 
 
 def validate_spec(spec: Any, old: Any, ctx: RuleContext) -> list[FieldError]:
-    """The declarative PodGroupSpec rules against ``old`` (the old spec, or NO_OLD on CREATE)."""
+    """The declarative PodGroupSpec rules against ``old`` (the old spec, or NO_OLD on CREATE): none
+    to run for a spec ``plain`` vouches for on CREATE."""
+    if old is NO_OLD and is_plain_podgroup_spec(spec, ctx.gates):
+        return []
+    return all_spec_rules(spec, old, ctx)
+
+
+def all_spec_rules(spec: Any, old: Any, ctx: RuleContext) -> list[FieldError]:
+    """The spec rules without the shortcut."""
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
