@@ -29,6 +29,9 @@ KNOWN_SPEC_FIELDS = frozenset({
     "parentCompositePodGroupName", "workloadRef", "schedulingPolicy", "schedulingConstraints",
     "resourceClaims", "disruptionMode", "priorityClassName", "priority", "preemptionPolicy"})
 OLD_REF = "podGroupTemplateRef"
+#: The keys no ``unknown field`` note names (podGroupTemplateRef left in place is already a
+#: validation error naming spec.workloadRef).
+NOTED_AS_KNOWN = KNOWN_SPEC_FIELDS | {OLD_REF}
 #: Fields the strategy drops while their gate is off (PrepareForCreate / PrepareForUpdate).
 STRIPPED = (("schedulingConstraints", Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING),
             ("resourceClaims", Gate.DRA_WORKLOAD_RESOURCE_CLAIMS),
@@ -76,7 +79,8 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return out
-    out.extend(map_old_spelling(spec))
+    if OLD_REF in spec:
+        out.extend(map_old_spelling(spec))
     old_spec = mapping(mapping(ctx.old).get("spec")) if ctx.is_update() else {}
     for key, gate in STRIPPED:
         # A field of a gate that is off goes, unless the stored object uses it already.
@@ -229,8 +233,7 @@ def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     """The GenericWorkload-off note and ``unknown field`` notes for the spec."""
     out = sc.gate_off_warning(ctx, "scheduling.k8s.io/v1beta1 PodGroup")
     spec = obj.get("spec") if isinstance(obj, dict) else None
-    # podGroupTemplateRef left in place is already a validation error naming spec.workloadRef.
-    out += sc.unknown_field_warnings(spec, KNOWN_SPEC_FIELDS | {OLD_REF})
+    out += sc.unknown_field_warnings(spec, NOTED_AS_KNOWN)
     return out
 
 
