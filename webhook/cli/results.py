@@ -1,6 +1,8 @@
 """What the commands find out, as data: ``review`` (and ``test``) per input document, ``test`` per
-suite, ``simulate``, ``explain``, ``capacity`` and ``--compare-gates``. The commands build these and
-``render`` (``render_planning``) words them; neither imports the other's module for them.
+suite, ``simulate``, ``explain``, ``capacity``, ``gates`` and ``--compare-gates``. The commands build
+these and ``render`` (``render_planning``) words them; both take the types from here, never from
+each other's modules. ``Reviewed`` is the offline review's own value (``admission.offline`` builds
+it); it is listed here with the rest.
 """
 
 from __future__ import annotations
@@ -9,48 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from webhook.admission.pipeline import Answer, Outcome
+from webhook.admission.offline import Reviewed
 from webhook.allocator.engine import Outcome as Allocation
 from webhook.planning import Explanation
 from webhook.workloads import Placement, Workload
 
-
-@dataclass(frozen=True)
-class Reviewed:
-    """One object's review: what the pipeline found and the AdmissionReview it answers."""
-
-    obj: dict[str, Any]
-    """The object as given (before defaults)."""
-    outcome: Outcome
-    answer: Answer
-    request: dict[str, Any]
-    """The AdmissionReview request it answers."""
-    origin: str = ""
-    problem: str = ""
-    """Why the object was not checked (unknown kind, unserved version); "" when it was."""
-    strict: bool = False
-    refused: str = ""
-    """The apiserver's HTTP 400 message when it would not even decode the object; "" otherwise."""
-
-    @property
-    def findings(self) -> list[str]:
-        """The lint findings (pool, standard attributes), worded whole."""
-        return [f.text for f in self.outcome.findings]
-
-    @property
-    def failed(self) -> bool:
-        """Denied, or (with ``--strict``) not checked or with findings."""
-        return not self.answer.allowed or (self.strict and bool(self.problem or self.outcome.findings))
-
-    @property
-    def converted(self) -> dict[str, Any] | None:
-        """The v1 object an object in an older version was judged as (converted as the apiserver
-        converts it, the patch applied); None when it came in the version the rules judge."""
-        judged = self.outcome.mutated
-        sent = self.request.get("object")
-        if judged is None or not isinstance(sent, dict) or judged.get("apiVersion") == sent.get("apiVersion"):
-            return None
-        return judged
+__all__ = ["CaseResult", "Comparison", "Expectation", "Explained", "Result", "Reviewed", "Simulation", "Skipped",
+           "Suite", "SuiteResult"]
 
 
 @dataclass(frozen=True)
