@@ -145,7 +145,7 @@ def review_objects(objs: list[dict[str, Any]], old: dict[str, Any] | None, opera
         if progress is not None:
             progress(i)
         decoded = decode.decode(given)
-        if (bad := decoded.error) is not None:
+        if (bad := decoded.failure) is not None:
             # The apiserver would refuse it before defaults, webhooks and validation (HTTP 400).
             doc = build_review(given, old, operation, dry_run)
             req = parse_review(doc)
