@@ -46,6 +46,12 @@ class Reviewed:
     """The apiserver's HTTP 400 message when it would not even decode the object; "" otherwise."""
 
     @property
+    def subject(self) -> str:
+        """``Kind name`` of the object as given (its ``generateName`` when it has no name)."""
+        meta = meta_raw if isinstance(meta_raw := self.obj.get("metadata"), dict) else {}
+        return f"{self.obj.get('kind')} {meta.get('name') or meta.get('generateName') or ''}"
+
+    @property
     def findings(self) -> list[str]:
         """The lint findings (pool, standard attributes), worded whole."""
         return [f.text for f in self.outcome.findings]

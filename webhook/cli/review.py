@@ -14,7 +14,7 @@ from typing import Any
 
 from webhook import BadInput
 from webhook.admission.offline import review_objects
-from webhook.cli import render
+from webhook.cli import render, render_compare
 from webhook.cli.common import (
     DRIVER_SCHEMAS_HELP,
     EXIT_DENIED,
@@ -67,7 +67,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="run with these gates on and off and show the differences")
     r.add_argument("-o", "--output", choices=["text", "json", "yaml", "junit"], default="text",
                    help="text (default); json/yaml: the AdmissionReview (request and response) of each "
-                        "object, a List for several; junit: one testcase per object")
+                        "object, a List for several; junit: one testcase per object (with --compare-gates: "
+                        "the comparison as json/yaml, junit one testcase per difference)")
     r.set_defaults(run=run)
 
 
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         cmp = compare_review(lambda s: review_objects(objs, old, operation, args.dry_run, s, state,
                                                       pool_state=pool_state, as_webhook=args.as_webhook),
                              settings, parse_gate_names(args.compare_gates))
-        print(render.review_comparison(cmp, args.output))
+        print(render_compare.review_comparison(cmp, args.output))
         return cmp.exit_code
     # Every object, outcome and response lives until they are printed: no collection in between
     # (10,000 slices: linear time instead of 2× from repeated full collections).
