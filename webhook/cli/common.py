@@ -1,4 +1,5 @@
-"""What every command shares: exit codes, settings from flags, the cluster state, input files."""
+"""What every command shares: exit codes, settings from flags, the cluster state, input files, and
+reviewing every document of the input (``review`` and ``test``)."""
 
 from __future__ import annotations
 
