@@ -162,8 +162,8 @@ def test_cli_prints_warnings_whole(tmp_path: Path) -> None:
 
 def server_feasibility(obj: dict[str, Any]) -> list[str]:
     """The feasibility warnings `/validate` sends for ``obj`` against the example state."""
+    from webhook.admission.offline import build_review, with_defaults
     from webhook.admission.pipeline import review as pipeline_review
-    from webhook.cli.review import build_review, with_defaults
     from webhook.config import Settings
     from webhook.state.default import load_state
 

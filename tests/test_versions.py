@@ -24,9 +24,9 @@ from tests.differential.versions_rows import ROWS, Row
 from tests.strategies import mutate_doc
 from webhook import BadReview
 from webhook.admission.decode import check as decode_check
+from webhook.admission.offline import review_objects, with_defaults
 from webhook.admission.pipeline import review as run_review
 from webhook.admission.response import decode_patch
-from webhook.cli.review import review_objects, with_defaults
 from webhook.cli.simulate import simulate_objects
 from webhook.config import Settings
 from webhook.fielderrors import ErrorType, FieldError, invalid, required
