@@ -43,7 +43,7 @@ class Index:
         self.raws = raws
         by_node: dict[str, list[dict[str, Any]]] = {}
         unnamed: list[dict[str, Any]] = []
-        pools: dict[tuple[str, str], set[str]] = {}
+        pools: dict[str, str] = {}
         for raw in raws:
             if not isinstance(raw, dict):
                 continue
@@ -58,16 +58,14 @@ class Index:
             else:
                 name = ""
                 unnamed.append(raw)
-            key = _pool_key(raw)
-            members = pools.get(key)
-            if members is None:
-                pools[key] = {name}
-            else:
-                members.add(name)
+            key = _pool_name(raw)
+            if pools.setdefault(key, name) != name:
+                pools[key] = SEVERAL
         self.by_node = by_node
         self.unnamed = unnamed
         self.pools = pools
-        """(driver, pool) -> the nodes with slices of it ("": slices without a node name)."""
+        """Pool name -> the one node whose slices hold it ("": slices without a node name), or
+        ``SEVERAL``: what tells whether a slice event touches other nodes' pools (``Model._carry``)."""
         # Nodes named only by devices (per-device node selection) of slices without a node.
         self.device_nodes = {interned_str(d.get("nodeName")) for raw in unnamed
                              for d in as_list(as_dict(raw.get("spec")).get("devices")) if isinstance(d, dict)}
@@ -91,30 +89,34 @@ class Index:
             by_node.pop(node, None)
         got.by_node = by_node
         pools = dict(self.pools)
-        for key in {_pool_key(raw) for raw in (old, new) if raw is not None}:
-            members = set(pools.get(key, ()))
-            if any(_pool_key(raw) == key for raw in mine):
-                members.add(node)
-            else:
-                members.discard(node)
-            if members:
-                pools[key] = members
-            else:
-                pools.pop(key, None)
+        for key in {_pool_name(raw) for raw in (old, new) if raw is not None}:
+            here = any(_pool_name(raw) == key for raw in mine)
+            had = pools.get(key)
+            if had is None or had == node:
+                if here:
+                    pools[key] = node
+                else:
+                    pools.pop(key, None)
+            elif here:
+                pools[key] = SEVERAL
         got.pools = pools
         return got
 
     def node_local(self, node: str, raws: tuple[dict[str, Any] | None, ...]) -> bool:
-        """Whether the pools of these slices have slices on ``node`` alone."""
-        return all(self.pools.get(_pool_key(raw), set()) <= {node} for raw in raws if raw is not None)
+        """Whether the pools of these slices have slices on ``node`` alone (or none left)."""
+        return all(self.pools.get(_pool_name(raw), node) == node for raw in raws if raw is not None)
 
 
 def _name(raw: dict[str, Any]) -> str:
     return interned_str(as_dict(raw.get("metadata")).get("name"))
 
 
-def _pool_key(raw: dict[str, Any]) -> tuple[str, str]:
-    spec = as_dict(raw.get("spec"))
-    return interned_str(spec.get("driver")), interned_str(as_dict(spec.get("pool")).get("name"))
+def _pool_name(raw: dict[str, Any]) -> str:
+    return interned_str(as_dict(as_dict(raw.get("spec")).get("pool")).get("name"))
+
+
+SEVERAL = "\0several"
+"""``Index.pools``' value for a pool name with slices on several nodes, or without a node name
+(pools of two drivers with one name count as one: that only keeps a model from taking over)."""
 
 
