@@ -84,8 +84,9 @@ def _inherit(model: Model) -> None:
             model.class_data["identifying"] = ident
             if "numbers" in prev and "of" in prev:
                 model.class_data["numbers"] = dict(prev["numbers"])
-                of = model.class_data["of"] = dict(prev["of"])
+                of = dict(prev["of"])
                 of.pop(node, None)
+                model.class_data["of"] = of  # whole before it is seen: class_of reads it without the lock
             if "names" in prev:
                 model.class_data["names"] = prev["names"]
         del model.class_data["from"]
@@ -224,6 +225,9 @@ def _number(model: Model, key: tuple[Any, ...] | None) -> int | None:
 
 def class_of(model: Model, name: str) -> int | None:
     """The class number of node ``name`` in ``model`` (None: no class, always searched)."""
+    known: dict[str, int | None] | None = model.class_data.get("of")
+    if known is not None and name in known:  # the hot path: no call (``engine`` asks per node)
+        return known[name]
     _inherit(model)
     classes: dict[str, int | None] = model.class_data.setdefault("of", {})
     if name in classes:
