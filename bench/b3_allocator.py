@@ -100,7 +100,7 @@ def run(quick: bool) -> list[Row]:
     rows += _podgroup_scaling(sizes[-1], cap, iterations, seconds)
     rows += _pod_scaling(sizes[-1], cap, iterations, seconds)
     rows += _planning(20 if quick else 2_000, cap, iterations, seconds)
-    return rows
+    return rows + scale_rows(quick, cap)
 
 
 EXPLAIN_TARGET, CAPACITY_COPIES, CAPACITY_TARGET, SWEEP_TARGET = 4.0, 16, 4.0, 1.0
@@ -270,3 +270,48 @@ def _growth(case: str, pts: list[tuple[int, float, float]]) -> Row:
                "≤ linear (k ≤ 1.1)", None if k != k else k <= 1.1, series)
 
 
+
+
+SCALE_SIZES, SCALE_TARGET = (500, 5_000), 2.0
+
+
+def nic_template(name: str) -> dict[str, Any]:
+    """A claim template for a 10G share of one NIC (20 such shares fit on a node's two NICs)."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "nic", "exactly": {
+                "deviceClassName": "nic.example.com", "allocationMode": "ExactCount", "count": 1,
+                "capacity": {"requests": {"bandwidth": "10G"}}}}]}}}}
+
+
+def scale_rows(quick: bool, cap: float = 2.0) -> list[Row]:
+    """Issue 30 target 4: a claim, a pod and a PodGroup of ``GANG`` claims (NIC shares, which fit
+    on one node) cost at most ``SCALE_TARGET``× as much at 5,000 nodes as at 500, on the shape with
+    one GPU a node (8 GPU devices and 2 NICs); models warmed first, calls interleaved (full mode)."""
+    if quick:
+        return []
+    from webhook.allocator import feasibility_warnings, warm
+    from webhook.gates import FeatureGates
+    from webhook.state.base import ClusterSnapshot
+    from webhook.state.compact import compact_all
+    from webhook.workloads.report import feasibility_warnings as workload_warnings
+    gates = FeatureGates.parse(gen.GATES)
+    objs = {"claim": gen.grouped_claim(), "pod": gen.pod("trainer", "pair-tpl"),
+            "podgroup": gen.podgroup("nics", claims=GANG)}
+    calls = {}
+    for n in SCALE_SIZES:
+        extra = [gen.claim_template("pair-tpl"), *(nic_template(f"nics-tpl-{i}") for i in range(GANG))]
+        snap = ClusterSnapshot.from_objects(compact_all(gen.cluster(n, gpus=1) + extra), source=f"bench-scale-{n}")
+        warm(snap, gates)
+        for k, o in objs.items():
+            check = workload_warnings if k == "pod" else feasibility_warnings
+
+            def call(o: dict[str, Any] = o, s: Any = snap, f: Any = check) -> list[str]:
+                return f(o, s, gates, deadline=time.monotonic() + cap, max_steps=MAX_STEPS)
+            assert not call(), f"{k} fits at {n} nodes"
+            calls[f"{k}@{n}"] = call
+    t = interleaved(calls, iterations=40, max_seconds=8.0, rounds=5)
+    small, large = SCALE_SIZES
+    return [Row.timed(NAME, f"{k}: {large} vs {small} nodes, 8 devices a node (warm)", t[f"{k}@{large}"],
+                      t[f"{k}@{small}"], max_ratio=SCALE_TARGET, extra=f"floor: the same at {small} nodes")
+            for k in objs]

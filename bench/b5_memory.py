@@ -4,7 +4,9 @@ first feasibility check built the allocator model) against that state's JSON siz
 of the 128-device slice against its body size.
 
 (1) is measured on real ``dra-webhook serve`` workers (1 worker each): RSS with the big state
-minus RSS with a 1-node state, so the interpreter, Flask and the libraries cancel out.
+minus RSS with a 1-node state, so the interpreter, Flask and the libraries cancel out. The same
+for states a worker LISTs from a real kube-apiserver (``b5_live.py``): the rich shape and issue
+30's lean one at 500 nodes, and 5,000 nodes of the rich shape with one GPU a node.
 """
 
 from __future__ import annotations
@@ -103,6 +105,8 @@ def run(quick: bool) -> list[Row]:
         finally:
             for s in started:
                 s.stop()
+        from bench.b5_live import live_rows
+        rows += live_rows(quick, certs, tmp)
     rows.append(_per_request_peak())
     return rows
 

@@ -18,7 +18,15 @@ two webhook calls and a minimal server, with nothing of our review in it.
 
 Each arm also reads the CPU its processes spent (``/proc`` utime + stime of the apiserver, of
 the webhook server with its workers, and of etcd) and reports it per request: where the added
-latency goes on a machine whose cores all of them share.
+latency goes on a machine whose cores all of them share. p99 on two shared cores cannot decide
+much (the echo app itself lands on either side of 1.5x), CPU can: per case, two rows compare our
+webhook server's CPU per create with the echo app's (target <= 1.25x) and the apiserver's extra
+CPU with our webhooks with its extra with the echo app (target <= 1.1x).
+
+Two pod cases check what the chart's pods webhooks cost: a pod without claims or a scheduling
+group never reaches us (the configurations' matchConditions filter it in the apiserver), so the
+apiserver spends the same CPU on it with and without our webhooks (target <= 1.1x, and zero
+reviews answered); a pod with a claim does reach /validate for its feasibility warning.
 """
 
 from __future__ import annotations
@@ -39,6 +47,11 @@ from bench.servers import cpu_seconds, descendants
 NAME = "B8"
 CLIENTS = 8
 TARGET = 1.5
+CPU_TARGET = 1.25
+"""Our webhook server's CPU per create over the echo app's."""
+APISERVER_TARGET = 1.1
+"""The apiserver's extra CPU per create with our webhooks over its extra with the echo app, and its
+CPU for a pod that never reaches us with over without our webhooks."""
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -52,8 +65,22 @@ def objects() -> dict[str, tuple[str, dict[str, Any]]]:
     claim = yaml.safe_load((ROOT / "examples" / "claims" / "gpu-memory-selector.yaml").read_text(encoding="utf-8"))
     slice_["metadata"]["name"] = "b8-seed-slice"  # never an existing object: every create is new
     claim["metadata"]["name"] = "b8-claim"
+    pods = "/api/v1/namespaces/default/pods?dryRun=All"
     return {"seed-slice": ("/apis/resource.k8s.io/v1/resourceslices?dryRun=All", slice_),
-            "claim-cel": ("/apis/resource.k8s.io/v1/namespaces/default/resourceclaims?dryRun=All", claim)}
+            "claim-cel": ("/apis/resource.k8s.io/v1/namespaces/default/resourceclaims?dryRun=All", claim),
+            "pod-plain": (pods, _pod("b8-plain", None)),
+            "pod-claim": (pods, _pod("b8-claim-pod", "b8-claim"))}
+
+
+def _pod(name: str, claim: str | None) -> dict[str, Any]:
+    """A one-container pod; with ``claim``, it uses that ResourceClaim (the feasibility check then
+    says the claim is missing: a dry run stores nothing, and the review runs all the same)."""
+    container: dict[str, Any] = {"name": "main", "image": "registry.k8s.io/pause:3.10"}
+    spec: dict[str, Any] = {"containers": [container]}
+    if claim is not None:
+        container["resources"] = {"claims": [{"name": "dev"}]}
+        spec["resourceClaims"] = [{"name": "dev", "resourceClaimName": claim}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
 
 
 def _client(args: tuple[int, str, str, str, str, bytes, int, float]) -> tuple[list[float], int, str]:
@@ -128,6 +155,8 @@ def run(quick: bool) -> list[Row]:
             bare = sb.cluster.add_apiserver(sb.gates, name="bare")
             echo, echo_api = _echo_apiserver(sb, Path(tmp))
             apis = {"with": sb.api, "without": bare, "echo": echo_api}
+            for api in (bare, echo_api):  # the sandbox made its own; a pod needs one to be admitted
+                api.kubectl("create", "serviceaccount", "default", "-n", "default")
             hooks = {"echo": echo.proc.pid}  # the webhook server each arm calls
             if sb.webhook is not None and sb.webhook.proc is not None:
                 hooks["with"] = sb.webhook.proc.pid
@@ -158,7 +187,11 @@ def run(quick: bool) -> list[Row]:
                         why = why or last
                 per = {k: _per_request(cpu[k], len(lat[k])) for k in apis}
                 rows.append(_row(case, lat, errors, secs, reviews, why, per))
+                if case == "pod-plain":
+                    rows.append(_never_reaches_us(case, cpu, lat, reviews))
+                    continue
                 rows.append(_echo_row(case, lat, errors, why, per))
+                rows += _cpu_rows(case, cpu, lat, reviews["with"][0])
         finally:
             if echo is not None:
                 echo.stop()
@@ -253,3 +286,54 @@ def _row(case: str, lat: dict[str, list[float]], errors: dict[str, int], secs: d
         ctx += f"; last error: {why[:120]}"
     return Row(NAME, label, fmt_time(p99["with"]), fmt_time(p99["without"]), ratio, f"p99 ≤ {TARGET:g}×",
                None if ratio is None else ratio <= TARGET, ctx)
+
+
+def _per_create(cpu: dict[str, dict[str, float]], lat: dict[str, list[float]], arm: str, part: str) -> float | None:
+    """CPU seconds ``part`` spent per successful create of ``arm``, or None without either."""
+    n = len(lat.get(arm) or ())
+    spent = cpu.get(arm, {}).get(part)
+    return spent / n if n and spent is not None else None
+
+
+def _cpu_rows(case: str, cpu: dict[str, dict[str, float]], lat: dict[str, list[float]],
+              answered: float) -> list[Row]:
+    """Targets 2 of issue 30: our server's CPU vs the echo app's; the apiserver's extra CPU with
+    our webhooks vs its extra with the echo app (extra: over the bare apiserver's)."""
+    ours, echo = _per_create(cpu, lat, "with", "webhook"), _per_create(cpu, lat, "echo", "webhook")
+    label = f"{case} via kube-apiserver: webhook server CPU per create, ours vs the echo app"
+    if ours is None or not echo:
+        server = Row.na(NAME, label, "no CPU figure for one of the servers")
+    else:
+        ratio = ours / echo
+        server = Row(NAME, label, fmt_time(ours), fmt_time(echo), ratio, f"≤ {CPU_TARGET:g}×",
+                     ratio <= CPU_TARGET, f"/proc utime+stime of the server and its workers over the "
+                     f"loaded rounds, per successful create ({answered / len(lat['with']):.1f} reviews each)")
+    api = {arm: _per_create(cpu, lat, arm, "apiserver") for arm in ("with", "echo", "without")}
+    label = f"{case} via kube-apiserver: apiserver's extra CPU per create, our webhooks vs the echo app"
+    if any(v is None for v in api.values()):
+        return [server, Row.na(NAME, label, "no CPU figure for one of the apiservers")]
+    base = api["without"] or 0.0
+    extra_ours, extra_echo = (api["with"] or 0.0) - base, (api["echo"] or 0.0) - base
+    ratio = extra_ours / extra_echo if extra_echo >= 1e-6 else None  # below that: clock-tick noise
+    ctx = (f"apiserver CPU per create: with ours {fmt_time(api['with'] or 0.0)}, with the echo app "
+           f"{fmt_time(api['echo'] or 0.0)}, without webhooks {fmt_time(base)}")
+    if ratio is None:
+        ctx += "; no measurable extra with the echo app, so no ratio"
+
+    return [server, Row(NAME, label, fmt_time(extra_ours), fmt_time(extra_echo), ratio,
+                        f"≤ {APISERVER_TARGET:g}×", None if ratio is None else ratio <= APISERVER_TARGET, ctx)]
+
+
+def _never_reaches_us(case: str, cpu: dict[str, dict[str, float]], lat: dict[str, list[float]],
+                      reviews: dict[str, list[float]]) -> Row:
+    """Target 3 of issue 30: a pod without claims or a scheduling group costs the apiserver the
+    same with and without our webhooks, and our webhook answers none of them."""
+    label = f"{case} via kube-apiserver: apiserver CPU per create with the chart's pods webhooks vs without"
+    with_, without = _per_create(cpu, lat, "with", "apiserver"), _per_create(cpu, lat, "without", "apiserver")
+    if with_ is None or not without:
+        return Row.na(NAME, label, "no CPU figure for one of the apiservers")
+    ratio, answered = with_ / without, reviews["with"][0]
+    return Row(NAME, label, fmt_time(with_), fmt_time(without), ratio, f"≤ {APISERVER_TARGET:g}×, 0 reviews",
+               ratio <= APISERVER_TARGET and answered == 0,
+               f"reviews our webhook answered during these creates: {answered:.0f} (the matchConditions "
+               f"keep such pods in the apiserver)")

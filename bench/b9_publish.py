@@ -62,7 +62,7 @@ def _settings() -> Any:
 
 def review_set(objs: list[dict[str, Any]]) -> list[Any]:
     """What `review` does with the objects of its files (one set)."""
-    from webhook.cli.review import review_objects
+    from webhook.admission.offline import review_objects
     return review_objects([copy.copy(o) for o in objs], None, "CREATE", False, _settings(), None)
 
 
@@ -70,8 +70,8 @@ def pipeline_each(objs: list[dict[str, Any]]) -> list[Any]:
     """The floor: decode, defaults and the pipeline per slice, no pool lint, no response."""
     from webhook.admission import decode
     from webhook.admission.envelope import parse_review
+    from webhook.admission.offline import build_review, with_defaults
     from webhook.admission.pipeline import evaluate
-    from webhook.cli.review import build_review, with_defaults
     settings = _settings()
     return [evaluate(parse_review(build_review(with_defaults(decode.decode(o).obj), None, "CREATE", False)),
                      settings, None, endpoint="review") for o in objs]

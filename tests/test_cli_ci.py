@@ -162,8 +162,8 @@ def test_cli_prints_warnings_whole(tmp_path: Path) -> None:
 
 def server_feasibility(obj: dict[str, Any]) -> list[str]:
     """The feasibility warnings `/validate` sends for ``obj`` against the example state."""
+    from webhook.admission.offline import build_review, with_defaults
     from webhook.admission.pipeline import review as pipeline_review
-    from webhook.cli.review import build_review, with_defaults
     from webhook.config import Settings
     from webhook.state.default import load_state
 
@@ -180,7 +180,7 @@ def test_feasibility_warnings_name_claim_request_and_class_and_only_selectable_d
     r = run("review", "-f", "examples/feasibility/two-6gi.yaml")
     warns = shown_feasibility(r)
     assert warns[0] == ("feasibility: no node can allocate claim two-6gi: request req-0 (class resource.example.com): "
-                        "counter memory of gpu-1-counters exhausted on worker-1")
+                        "counter memory of gpu-1-counters: 2Gi of 8Gi free, the request needs 6Gi on worker-1")
     assert not any("gpu-0" in w or "gpu-pool" in w for w in warns)  # another driver's devices and pool
     served = server_feasibility(yaml.safe_load((ROOT / "examples/feasibility/two-6gi.yaml").read_text()))
     assert served[0] == ("feasibility: claim two-6gi request req-0 (class resource.example.com): counter memory "

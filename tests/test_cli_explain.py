@@ -4,12 +4,15 @@ input as one line on stderr (never a traceback)."""
 from __future__ import annotations
 
 import json
+import os
+import pty
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.test_cli_commands import one_line_exit_2, run
+from tests.test_cli_commands import BIN, one_line_exit_2, run
 from webhook.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +35,10 @@ def test_json_groups_nodes_with_a_reason_code(capsys: pytest.CaptureFixture[str]
     assert doc["fits"] is False
     assert [(g["nodes"], g["reason"]["code"]) for g in doc["nodes"]] == [
         (["worker-1"], "counter-exhausted"), (["worker-2"], "selector-false")]
-    assert doc["nodes"][0]["text"].endswith("counter memory of gpu-1-counters exhausted")
+    assert doc["nodes"][0]["text"].endswith("counter memory of gpu-1-counters: 2Gi of 8Gi free, the request needs 6Gi")
+    assert {k: doc["nodes"][0]["reason"][k] for k in ("need", "free", "total")} == {
+        "need": "6Gi", "free": "2Gi", "total": "8Gi"}
+    assert doc["members"] == []
 
 
 @pytest.mark.parametrize(("args", "says"), [
@@ -106,3 +112,72 @@ def test_capacity_bad_input_is_one_line_and_exit_2(args: list[str], says: str) -
 ])
 def test_state_export_bad_input_is_one_line_and_exit_2(args: list[str], says: str) -> None:
     one_line_exit_2(run("state", *args), says)
+
+
+GANG_GATES = "GenericWorkload=true,DRAWorkloadResourceClaims=true"
+
+
+def test_a_gang_is_a_table_of_members_in_text(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "-f", str(PODS / "gang.yaml"), "--feature-gates", GANG_GATES]) == 1
+    out = capsys.readouterr().out.splitlines()
+    table = out[out.index("PodGroup default/trainers:") + 1:]
+    assert [line.split()[:2] for line in table] == [
+        ["MEMBER", "VERDICT"], ["default/trainer-0", "waits"], ["default/trainer-1", "fits"],
+        ["default/trainer-2", "not"]]
+    assert table[1].endswith("PodGroup default/trainers needs 2 pods (gang minCount), only 1 fit: none of its "
+                             "pods is bound")
+
+
+def test_a_gang_is_a_list_of_members_in_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "-f", str(PODS / "gang.yaml"), "--feature-gates", GANG_GATES, "-o", "json"]) == 1
+    members = json.loads(capsys.readouterr().out)["members"]
+    assert [(m["pod"], m["group"], m["verdict"], m["node"], (m["reason"] or {}).get("code")) for m in members] == [
+        ("default/trainer-0", "default/trainers", "waits-for-gang", "worker-2", "note"),
+        ("default/trainer-1", "default/trainers", "fits-nowhere", None, "pool-incomplete"),
+        ("default/trainer-2", "default/trainers", "not-tried", None, "note")]
+    assert members[1]["text"] == "worker-1: pool gpu.example.com/gpu-pool incomplete"
+
+
+def _stderr(args: list[str], tty: bool) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``dra-webhook ARGS`` with stderr on a pseudo-terminal or a pipe."""
+    if not tty:
+        r = subprocess.run([*BIN, *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+        return r.returncode, r.stdout, r.stderr
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([*BIN, *args], stdout=subprocess.PIPE, stderr=follower, stdin=subprocess.DEVNULL,
+                            cwd=ROOT)
+    os.close(follower)
+    got = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        got += chunk
+    os.close(leader)
+    out, _ = proc.communicate(timeout=120)
+    return proc.returncode, out.decode(), got.decode()
+
+
+@pytest.mark.parametrize(("args", "tty", "shown"), [
+    pytest.param(["explain", "-f", str(PODS / "gpu-deployment.yaml")], True, "explain: 1/3 pod trainer-0",
+                 id="explain-on-a-terminal"),
+    pytest.param(["capacity", "-f", str(PODS / "gpu-pod.yaml")], True, "capacity: 1/1000 pod gpu-pod-0",
+                 id="capacity-on-a-terminal"),
+    pytest.param(["explain", "-f", str(PODS / "gpu-deployment.yaml")], False, None, id="explain-on-a-pipe"),
+    pytest.param(["capacity", "-f", str(PODS / "gpu-pod.yaml")], False, None, id="capacity-on-a-pipe"),
+    pytest.param(["explain", "-f", str(PODS / "gpu-deployment.yaml"), "-o", "json"], True, None,
+                 id="explain-json-on-a-terminal"),
+    pytest.param(["capacity", "-f", str(PODS / "gpu-pod.yaml"), "-o", "json"], True, None,
+                 id="capacity-json-on-a-terminal"),
+])
+def test_progress_goes_to_a_terminal_only(args: list[str], tty: bool, shown: str | None) -> None:
+    code, out, err = _stderr(args, tty)
+    assert code in (0, 1)
+    if shown is None:
+        assert err == ""
+    else:
+        assert f"\r{shown}" in err and err.endswith("\r\x1b[K")  # drawn, then erased
+    assert "\r" not in out and (out.startswith("{") or "-o" not in args)

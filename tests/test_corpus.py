@@ -12,8 +12,8 @@ import json
 import pytest
 
 from tests.differential.manifests import CORPUS, SERVED
+from webhook.admission.offline import build_review, with_defaults
 from webhook.admission.pipeline import review
-from webhook.cli.review import build_review, with_defaults
 from webhook.config import Settings
 from webhook.gates import FeatureGates
 

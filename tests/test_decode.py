@@ -132,7 +132,7 @@ EXACTLY = "spec.devices.requests.0.exactly"
 ])
 def test_null_items_decode_to_zero_values(obj: dict[str, Any], path: str, want: Any):
     got = decode(obj)
-    assert got.error is None
+    assert got.failure is None
     node: Any = got.obj
     for p in path.split("."):
         node = node[int(p)] if isinstance(node, list) else node[p]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from tests.builders import PODGROUP, SLICE, review
+from webhook import BadReview
 from webhook.config import Settings
 from webhook.server.admit import parse_go_duration
 from webhook.server.app import create_app
@@ -147,3 +149,25 @@ def test_internal_errors_are_json_500(monkeypatch):
     monkeypatch.setattr(appmod, "evaluate", boom)
     r = post(app.test_client(), "/validate", review(SLICE))
     assert r.status_code == 500 and r.get_json() == {"error": "internal error: RuntimeError", "code": 500}
+
+
+@pytest.mark.parametrize(("exc", "code", "body"), [
+    pytest.param(BadReview("no uid", 400), 400, {"error": "no uid", "code": 400}, id="bad-review"),
+    pytest.param(RequestEntityTooLarge(), 413,
+                 {"error": f"request body larger than {Settings().max_body_bytes} bytes", "code": 413},
+                 id="http-error"),
+    pytest.param(RuntimeError("bug"), 500, {"error": "internal error: RuntimeError", "code": 500}, id="internal-error"),
+])
+def test_flask_and_the_admission_endpoints_answer_each_error_channel_alike(monkeypatch, exc, code, body):
+    import webhook.server.admit as admit
+
+    def boom(*a, **k):
+        raise exc
+
+    app = create_app(Settings(), StaticState(ClusterSnapshot.from_objects([])))
+    app.add_url_rule("/raise", "raise", boom)
+    from_flask = app.test_client().get("/raise")
+    monkeypatch.setattr(admit, "evaluate", boom)
+    from_admit = post(app.test_client(), "/validate", review(SLICE))
+    assert (from_flask.status_code, from_flask.get_json()) == (code, body)
+    assert (from_admit.status_code, from_admit.data) == (from_flask.status_code, from_flask.data)

@@ -24,14 +24,15 @@ from tests.differential.versions_rows import ROWS, Row
 from tests.strategies import mutate_doc
 from webhook import BadReview
 from webhook.admission.decode import check as decode_check
+from webhook.admission.offline import review_objects, with_defaults
 from webhook.admission.pipeline import review as run_review
 from webhook.admission.response import decode_patch
-from webhook.cli.review import review_objects, with_defaults
 from webhook.cli.simulate import simulate_objects
 from webhook.config import Settings
-from webhook.fielderrors import ErrorType, FieldError, invalid, merge_declarative, required
+from webhook.fielderrors import ErrorType, FieldError, invalid, required
 from webhook.gates import FeatureGates
 from webhook.patch import apply_patch
+from webhook.rules.declarative import merge
 from webhook.rules.registry import KINDS
 from webhook.state.files import from_dir
 from webhook.versions import OLDER, older, reporting, v1beta1, versions_of
@@ -252,7 +253,7 @@ def test_declarative_errors_move_and_their_shadows_come_back() -> None:
     reported at the v1beta1 path beside the handwritten one."""
     hand = invalid("spec.devices[0].attributes[k]", "x", "must be a string value")
     decl = invalid("spec.devices[0].attributes[k]", "", "must specify one of: ...")
-    merged = merge_declarative([hand], [decl, required("spec.devices[1].consumesCounters[0].counters")])
+    merged = merge([hand], [decl, required("spec.devices[1].consumesCounters[0].counters")], dedupe=False)
     assert merged == [hand, required("spec.devices[1].consumesCounters[0].counters")]  # v1: unchanged
     assert [(e.field, e.declarative) for e in reporting.report("ResourceSlice", merged)] == [
         ("spec.devices[0].attributes[k]", False),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from dataclasses import field as member
 from enum import StrEnum
 from typing import Any
@@ -150,23 +150,6 @@ class FieldError:
     def cause(self) -> dict[str, str]:
         """The ``status.details.causes[]`` entry for this error."""
         return {"reason": self.type.value, "message": self.body(), "field": self.field}
-
-
-def merge_declarative(handwritten: list[FieldError], declarative: Iterable[FieldError], *,
-                      dedupe: bool = True) -> list[FieldError]:
-    """The handwritten errors, then each declarative one (marked ``declarative``) that does not
-    repeat a handwritten error's field and type; a repeat is kept on that error's ``shadows``.
-    With ``dedupe``, a declarative error repeating an earlier declarative one is dropped too."""
-    out = list(handwritten)
-    first = {(e.field, e.type): i for i, e in reversed(list(enumerate(out)))}
-    for d in declarative:
-        i = first.get((d.field, d.type))
-        if i is not None and i < len(handwritten):
-            out[i] = replace(out[i], shadows=(*out[i].shadows, d))
-        elif i is None or not dedupe:
-            first.setdefault((d.field, d.type), len(out))
-            out.append(d if d.declarative else replace(d, declarative=True))
-    return out
 
 
 def render_value(value: Any) -> str:

@@ -380,3 +380,10 @@ def canonical(text: Any) -> str:
     """Canonical form of a quantity text; the input itself when it does not parse."""
     q = try_parse(text)
     return str(q) if q is not None else str(text)
+
+
+def readable(value: Any) -> str:
+    """A number as a person reads a quantity: ``10G`` for a multiple of 1000, ``8Gi`` for a
+    power-of-two one (what ``explain`` and ``capacity`` print for counters and capacity)."""
+    f = Fraction(value)
+    return format_quantity(f, DECIMAL if f.denominator != 1 or f.numerator % 1000 == 0 else BINARY)

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from webhook.allocator import feasibility_warnings
+from webhook.allocator.feasibility import warning_line
+from webhook.allocator.reasons import Code, Reason
 from webhook.cli.simulate import run_simulate
 from webhook.gates import FeatureGates
 from webhook.state import from_dir
@@ -103,3 +105,27 @@ def test_podgroup_joint_and_per_pod_modes() -> None:
     assert code == 1
     assert run_simulate([pg], SNAP, FeatureGates(), None, podgroup_mode="bogus")[0] == 2
     assert run_simulate([{"kind": "Pod"}], SNAP, FeatureGates(), None)[0] == 2
+
+
+_SHORT = Reason(Code.COUNTER_EXHAUSTED, claim="default/c", request="r", counter="memory", counter_set="set-0",
+                node="n1", need=6 << 30, free=2 << 30, total=8 << 30)
+
+
+@pytest.mark.parametrize(("r", "about", "limit", "want"), [
+    pytest.param(_SHORT, "", 0, "feasibility: claim c request r: counter memory of set-0: 2Gi of 8Gi free, the "
+                 "request needs 6Gi on n1", id="short-names-keep-the-amounts-within-120"),
+    pytest.param(_SHORT._replace(claim="default/" + "c" * 40), "", 0,
+                 f"feasibility: claim {'c' * 40} request r: counter memory of set-0 exhausted on n1",
+                 id="long-names-drop-the-amounts-first"),
+    pytest.param(_SHORT._replace(claim="default/" + "c" * 40), "", 10_000,
+                 f"feasibility: claim {'c' * 40} request r: counter memory of set-0: 2Gi of 8Gi free, the request "
+                 "needs 6Gi on n1", id="offline-keeps-everything"),
+    pytest.param(Reason(Code.TOO_FEW, claim="default/" + "c" * 40, request="r", number=2, got=1, free=1, total=2,
+                        pool="d/p"), "", 0,
+                 f"feasibility: claim {'c' * 40} request r: needs 2 devices, only 1 could be allocated",
+                 id="devices-drop-the-counts-first"),
+])
+def test_warnings_keep_amounts_only_where_they_fit(r: Reason, about: str, limit: int, want: str) -> None:
+    got = warning_line(r, about, limit)
+    assert got == want
+    assert len(got) <= (limit or 120)

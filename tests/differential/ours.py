@@ -14,8 +14,8 @@ from typing import Any
 
 from tests.differential.oracle import Verdict
 from webhook.admission.decode import check as decode_check
+from webhook.admission.offline import build_review, review_objects, with_defaults
 from webhook.admission.pipeline import review
-from webhook.cli.review import build_review, review_objects, with_defaults
 from webhook.config import Settings
 from webhook.gates import KNOWN, FeatureGates
 

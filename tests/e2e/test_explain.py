@@ -197,6 +197,23 @@ def test_a_pending_pod_in_text_names_node_classes_and_the_scheduler(sb: Sandbox,
     assert any(line.startswith(RACK_TAINTED) and "taint" in line for line in lines), r.stdout
 
 
+@pytest.mark.parametrize(("node", "code", "amounts"), [
+    pytest.param("worker-1", "counter-exhausted", {"need": "6Gi", "free": "2Gi", "total": "8Gi"},
+                 id="counter-with-amounts"),
+    pytest.param("worker-2", "selector-false", {}, id="selector-without-amounts"),
+])
+def test_a_pending_pods_device_reasons_carry_their_amounts_live(sb: Sandbox, pending: dict[str, Any], node: str,
+                                                               code: str, amounts: dict[str, str]):
+    r = dra("explain", "pod/two-6gi", *live(sb), "-o", "json")
+    assert r.returncode == 1, r.stderr
+    (group,) = [g for g in json.loads(r.stdout)["nodes"] if node in g["nodes"]]
+    assert group["reason"]["code"] == code
+    assert {k: group["reason"][k] for k in ("need", "free", "total") if k in group["reason"]} == amounts
+    if amounts:
+        assert group["text"].endswith(f"{amounts['free']} of {amounts['total']} free, the request needs "
+                                      f"{amounts['need']}")
+
+
 def test_a_bound_pod_fits_on_its_node(sb: Sandbox, bound: dict[str, Any]):
     node = bound["spec"]["nodeName"]
     r = dra("explain", "pod/two-gpus", *live(sb), "-o", "json")

@@ -14,7 +14,7 @@ import yaml
 
 from tests.builders import PODGROUP, SLICE
 from webhook.admission import decode
-from webhook.cli.review import build_review, with_defaults
+from webhook.admission.offline import build_review, with_defaults
 
 pytestmark = pytest.mark.integration
 

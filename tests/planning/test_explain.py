@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
-from tests.allocator.builders import dev
+from tests.allocator.builders import counters, dev
 from tests.workloads.builders import claim, deployment, device_class, node, pod, req, rslice, template
 from webhook import BadInput
+from webhook.allocator.reasons import amounts as reason_amounts
+from webhook.allocator.reasons import text
 from webhook.gates import FeatureGates
 from webhook.planning import Budget, as_new, explain, without_pod
 from webhook.planning.explain import Explanation
@@ -142,3 +144,90 @@ def test_without_pod_drops_only_that_pod() -> None:
     snap = ClusterSnapshot.from_objects([bound("p", "a"), bound("q", "a"), node("a")])
     assert [p["metadata"]["name"] for p in without_pod(snap, "default", "p").of("Pod")] == ["q"]
     assert len(without_pod(snap, "default", "p").of("Node")) == 1
+
+
+def _counter_state() -> list[dict[str, Any]]:
+    return [device_class(), node("a"),
+            rslice("counters", shared={"set-0": {"memory": "8Gi"}}, node_name="a", pool="a", count=2),
+            rslice("devices", [dev(f"part-{i}", consumesCounters=[counters("set-0", memory="6Gi")]) for i in (1, 2)],
+                   node_name="a", pool="a", count=2)]
+
+
+def _nic_state() -> list[dict[str, Any]]:
+    nic = rslice("net", [dev("eth1", allowMultipleAllocations=True, capacity={"bandwidth": {"value": "10G"}})],
+                 node_name="a", pool="a")
+    old = claim("old", req())
+    old["status"] = {"allocation": {"devices": {"results": [
+        {"request": "req-0", "driver": "driver.example.com", "pool": "a", "device": "eth1",
+         "consumedCapacity": {"bandwidth": "9G"}, "shareID": "u1"}]},
+        "allocationTimestamp": "2026-01-01T00:00:00Z"}}
+    return [device_class(), node("a"), nic, old]
+
+
+def _one_held_state() -> list[dict[str, Any]]:
+    held = claim("old", req())
+    held["status"] = {"allocation": {"devices": {"results": [
+        {"request": "req-0", "driver": "driver.example.com", "pool": "a", "device": "g0"}]},
+        "allocationTimestamp": "2026-01-01T00:00:00Z"}}
+    return [*gpu_nodes("a"), held]
+
+
+def _tainted_state() -> list[dict[str, Any]]:
+    taint = {"key": "k", "value": "v", "effect": "NoSchedule"}
+    return [device_class(), node("a"), rslice("a-s", [dev("g0", taints=[taint])], node_name="a", pool="a")]
+
+
+@pytest.mark.parametrize(("state", "ask", "code", "amounts", "words"), [
+    pytest.param(_counter_state(), req(count=2), "counter-exhausted",
+                 {"need": "6Gi", "free": "2Gi", "total": "8Gi"},
+                 "counter memory of set-0: 2Gi of 8Gi free, the request needs 6Gi", id="counter"),
+    pytest.param(_nic_state(), req(capacity={"requests": {"bandwidth": "2G"}}), "capacity-exhausted",
+                 {"need": "2G", "free": "1G", "total": "10G"},
+                 "capacity bandwidth of eth1: 1G of 10G free, the request needs 2G", id="consumable-capacity"),
+    pytest.param(_one_held_state(), req(count=2), "too-few-devices", {"free": 1, "total": 2},
+                 "pool driver.example.com/a has 1 of 2 matching devices free, the request needs 2",
+                 id="devices-held"),
+    pytest.param(_tainted_state(), req(), "taint-not-tolerated", {}, "taint k=v:NoSchedule on g0 not tolerated",
+                 id="taint-has-no-amounts"),
+])
+def test_device_reasons_carry_the_amounts_that_decide(state: list[dict[str, Any]], ask: dict[str, Any],
+                                                      code: str, amounts: dict[str, Any], words: str) -> None:
+    e = run([*state, template("t", ask)], pod("p", claims={"x": ("template", "t")}))
+    (verdict,) = e.verdicts
+    assert verdict.reason is not None
+    assert (verdict.reason.code.value, reason_amounts(verdict.reason)) == (code, amounts)
+    assert text(verdict.reason).endswith(words)
+
+
+@pytest.mark.parametrize(("min_count", "replicas", "want"), [
+    pytest.param(3, 3, [("w-0", "waits-for-gang", "a"), ("w-1", "waits-for-gang", "a"),
+                        ("w-2", "fits-nowhere", None)], id="gang-below-min-count"),
+    pytest.param(2, 2, [("w-0", "placed", "a"), ("w-1", "placed", "a")], id="gang-reaches-min-count"),
+    pytest.param(None, 4, [("w-0", "placed", "a"), ("w-1", "placed", "a"), ("w-2", "fits-nowhere", None),
+                           ("w-3", "not-tried", None)], id="basic-policy-later-replica-not-tried"),
+])
+def test_podgroup_members_each_get_a_verdict(min_count: int | None, replicas: int,
+                                             want: list[tuple[str, str, str | None]]) -> None:
+    policy = {"gang": {"minCount": min_count}} if min_count else {"basic": {}}
+    pg = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+          "metadata": {"name": "pg", "namespace": "default"}, "spec": {"schedulingPolicy": policy}}
+    w = deployment("w", replicas, claims=ONE, schedulingGroup={"podGroupName": "pg"})
+    e = explain([w, pg], ClusterSnapshot.from_objects(gpu_nodes("a")),
+                FeatureGates.parse("GenericWorkload=true,DRAWorkloadResourceClaims=true"),
+                Budget(100_000, time.monotonic() + 60))
+    assert [(m.pod.split("/")[1], m.standing.value, m.node) for m in e.members] == want
+    blocked = [m for m in e.members if m.standing.value == "fits-nowhere"]
+    assert all(m.reason is not None and m.reason.code.value == "in-use" for m in blocked)
+    if min_count and min_count > 2:
+        assert all("gang minCount" in m.reason.detail for m in e.members if m.standing.value == "waits-for-gang")
+
+
+def test_a_pod_in_no_podgroup_has_no_members() -> None:
+    assert run(gpu_nodes("a"), pod("p", claims=ONE)).members == []
+
+
+def test_progress_is_reported_per_pod_and_per_node_class() -> None:
+    seen: list[tuple[int, int, str]] = []
+    explain([pod("p", claims=ONE)], ClusterSnapshot.from_objects(gpu_nodes("a", "b")), FeatureGates(),
+            Budget(100_000, time.monotonic() + 60, lambda *a: seen.append(a)))
+    assert seen == [(0, 1, "pod p"), (0, 1, "node a")]  # a and b are one class: asked once

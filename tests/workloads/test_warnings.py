@@ -10,7 +10,7 @@ import pytest
 
 from tests.workloads.builders import deployment, pod
 from tests.workloads.test_place import GPUS, ONE_GPU
-from webhook.cli.review import review_objects
+from webhook.admission.offline import review_objects
 from webhook.config import Settings
 from webhook.state.base import ClusterSnapshot, StaticState
 

@@ -1,6 +1,8 @@
 """AdmissionReview handling: wire format (envelope), responses, and the one pipeline.
 
-``review(doc, settings, state)`` is what both the HTTP server and ``dra-webhook review`` call.
+``evaluate`` and ``respond`` are what both the HTTP server and ``dra-webhook review`` call; the
+offline review (``offline``: the apiserver's decode step and defaults first) is how ``review``
+reaches them.
 """
 
 from __future__ import annotations

@@ -52,13 +52,14 @@ class Decoded:
     obj: Any
     """The object as the apiserver holds it after decoding: null list items and map values
     replaced by zero values (``obj`` itself when there were none; the input is never changed)."""
-    error: DecodeError | None
+    failure: DecodeFailure | None
     """Why the apiserver would refuse the body (HTTP 400); None when it decodes."""
 
 
 @dataclass(frozen=True, slots=True)
-class DecodeError:
-    """Why the apiserver would refuse to decode an object (HTTP 400 BadRequest)."""
+class DecodeFailure:
+    """Why the apiserver would refuse to decode an object (HTTP 400 BadRequest): a value the
+    caller reports, never raised."""
 
     kind: str
     version: str
@@ -97,9 +98,9 @@ def decodable_kinds() -> frozenset[str]:
     return frozenset(_schema()["kinds"])
 
 
-def check(obj: Any) -> DecodeError | None:
+def check(obj: Any) -> DecodeFailure | None:
     """None when the apiserver would decode ``obj`` (a served kind we know); else why not."""
-    return decode(obj).error
+    return decode(obj).failure
 
 
 def decode(obj: Any) -> Decoded:
@@ -117,9 +118,9 @@ def decode(obj: Any) -> Decoded:
     walker = _Walker(_schema()["defs"])
     held = walker.value(obj, {"ref": root}, "")
     if walker.type_errors:
-        return Decoded(obj, DecodeError(kind, version, tuple(walker.type_errors[:MAX_PROBLEMS]), strict=False))
+        return Decoded(obj, DecodeFailure(kind, version, tuple(walker.type_errors[:MAX_PROBLEMS]), strict=False))
     if walker.unknown:
-        return Decoded(obj, DecodeError(kind, version, tuple(f'unknown field "{p}"'
+        return Decoded(obj, DecodeFailure(kind, version, tuple(f'unknown field "{p}"'
                                                              for p in walker.unknown[:MAX_PROBLEMS]), strict=True))
     return Decoded(held, None)
 

@@ -33,19 +33,19 @@ __all__ = ["JOINT", "PER_CLAIM", "AllocError", "Allocation", "Call", "CapacityEr
 
 
 def warm(snapshot: ClusterSnapshot, gates: FeatureGates) -> int:
-    """Build the model, every device's CEL view and every node's class ahead of the first request.
+    """Build the model, convert every device and key every node's class ahead of the first request.
 
-    Views and the devices' part of a class key are cached across snapshots (unchanged slices are
-    reused), so after this only changed slices cost much; node classes are per model. Without
-    it the first feasibility check on a large cluster spends its budget converting devices.
+    Converted devices and the devices' part of a class key are cached across snapshots (unchanged
+    slices are reused), so after this only changed slices cost much; node classes are per model.
+    Without it the first feasibility check on a large cluster spends its budget converting
+    devices. CEL views are not built here: a device's view is built when a selector is first
+    evaluated on it (about a microsecond), and with node classes most devices never need one.
     Returns the number of devices. Pure; safe to run in a thread.
     """
     model = model_for(snapshot, gates)
     n = 0
     for sl in model.slices:
-        for d in sl.devices:
-            d.view()
-            n += 1
+        n += len(sl.devices)
     names = node_names(model)
     i = 0
     while i < len(names):  # every node's class (``classes.py``), as the first infeasible claim needs them

@@ -197,13 +197,15 @@ def remaining_fit(device: Device, consumed: Consumed, allocated: dict[str, Num] 
                   attempt: dict[str, Num] | None) -> Reason | None:
     """§7.3: None when ``consumed`` fits next to what is already used; else the reason."""
     for full, status, spec in device.caps:
-        total = consumed[full][0]
+        need = consumed[full][0]
+        used: Num = 0
         if allocated:  # recorded under the name the allocation wrote: the device's spelling counts
-            total += allocated.get(status, 0)
+            used += allocated.get(status, 0)
         if attempt:
-            total += attempt.get(full, 0)
-        if total > spec.value:
-            return Reason(Code.CAPACITY_EXHAUSTED, device=device.name, capacity=status)
+            used += attempt.get(full, 0)
+        if need + used > spec.value:
+            return Reason(Code.CAPACITY_EXHAUSTED, device=device.name, capacity=status, need=need,
+                          free=spec.value - used, total=spec.value)
     return None
 
 

@@ -65,9 +65,37 @@ _SHARED: dict[Any, Any] = {}
 """One instance of each device shape (bounded): devices of identical nodes share theirs."""
 
 
+def _inherit(model: Model) -> None:
+    """Take the node classes of the model this one follows by one changed slice of one node
+    (``Model._carry`` left ``class_data["from"]``): when the slice's attribute values are those it
+    had, the identifying attributes are the same and every other node keeps its class key, so
+    their class numbers stay (copied, with the numbering); the changed node is keyed again.
+    Threads wait on the model's lock while one of them does it."""
+    if "from" not in model.class_data:
+        return
+    with model.lock:
+        got = model.class_data.get("from")
+        if got is None:
+            return
+        prev, node, old, new = got
+        ident = prev.get("identifying")
+        same = old is not None and new is not None and _attribute_values(old) == _attribute_values(new)
+        if ident is not None and same:
+            model.class_data["identifying"] = ident
+            if "numbers" in prev and "of" in prev:
+                model.class_data["numbers"] = dict(prev["numbers"])
+                of = dict(prev["of"])
+                of.pop(node, None)
+                model.class_data["of"] = of  # whole before it is seen: class_of reads it without the lock
+            if "names" in prev:
+                model.class_data["names"] = prev["names"]
+        del model.class_data["from"]
+
+
 def identifying(model: Model) -> frozenset[str]:
     """Qualified attribute names whose values each occur on one node only (cached per model;
     the per-slice part is cached on the slice, which later models share)."""
+    _inherit(model)
     got: frozenset[str] | None = model.class_data.get("identifying")
     if got is not None:
         return got
@@ -197,6 +225,10 @@ def _number(model: Model, key: tuple[Any, ...] | None) -> int | None:
 
 def class_of(model: Model, name: str) -> int | None:
     """The class number of node ``name`` in ``model`` (None: no class, always searched)."""
+    known: dict[str, int | None] | None = model.class_data.get("of")
+    if known is not None and name in known:  # the hot path: no call (``engine`` asks per node)
+        return known[name]
+    _inherit(model)
     classes: dict[str, int | None] = model.class_data.setdefault("of", {})
     if name in classes:
         return classes[name]
@@ -218,6 +250,7 @@ def changed_pools(model: Model, held: AllocatedState) -> frozenset[tuple[str, st
 
 def node_names(model: Model) -> list[str]:
     """The nodes in name order (cached per model)."""
+    _inherit(model)
     got: list[str] | None = model.class_data.get("names")
     if got is None:
         got = model.class_data["names"] = list(model.nodes)
@@ -227,6 +260,7 @@ def node_names(model: Model) -> list[str]:
 def run_end(model: Model, i: int) -> int:
     """Where the run of consecutive nodes of one class that starts at ``node_names(model)[i]``
     ends (exclusive); classes are computed only as far as the run goes (cached per model)."""
+    _inherit(model)
     ends: dict[int, int] = model.class_data.setdefault("ends", {})
     got = ends.get(i)
     if got is None:
@@ -295,6 +329,7 @@ def _held_class(model: Model, node: NodeInfo, held: AllocatedState,
 
 def nodes_of_pools(model: Model) -> dict[tuple[str, str], list[str]]:
     """(driver, pool) -> the nodes whose gathered pools include it (cached per model)."""
+    _inherit(model)
     got: dict[tuple[str, str], list[str]] | None = model.class_data.get("pool_nodes")
     if got is None:
         got = {}

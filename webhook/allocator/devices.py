@@ -323,8 +323,10 @@ class Slice:
                 continue
             n = interned_str(cs.get("name"))
             names.append(n)
-            self.counter_sets[n] = {interned_str(k): _num(qty(as_dict(v).get("value")))
-                                    for k, v in as_dict(cs.get("counters")).items()}
+            counters = {interned_str(k): _num(qty(as_dict(v).get("value")))
+                        for k, v in as_dict(cs.get("counters")).items()}
+            # Read only (pools copy what they change): one map per distinct content.
+            self.counter_sets[n] = interner.setdefault(("counters", *counters.items()), counters)
         self.counter_set_names = _shared(interner, tuple(names))
         self.has_counters = bool(names)
         self._raw: dict[str, Any] | None = raw

@@ -17,7 +17,7 @@ from typing import Any
 from webhook.allocator.engine import CUT_SHORT, PER_CLAIM, Allocation, Call, allocate, claims_from_template
 from webhook.allocator.frame import Limits
 from webhook.allocator.model import model_for
-from webhook.allocator.reasons import Reason, body, warning
+from webhook.allocator.reasons import Reason, body, plain, warning
 from webhook.gates import FeatureGates
 from webhook.raw import as_dict, as_list, claim_allocation
 from webhook.state.base import ClusterSnapshot
@@ -103,10 +103,10 @@ def _per_pod_warning(name: str, greedy: Allocation, limit: int = WARNING_LENGTH_
     ranked = greedy.ranked(1)
     if not ranked:
         return head + greedy.message
-    for tail in (warning_line(ranked[0], limit=limit)[len(PREFIX):], body(ranked[0])):
+    for tail in (warning_line(ranked[0], limit=limit)[len(PREFIX):], body(ranked[0]), body(plain(ranked[0]))):
         if len(head) + len(tail) <= limit:
             return head + tail
-    return head + middle(body(ranked[0]), limit - len(head))
+    return head + middle(body(plain(ranked[0])), limit - len(head))
 
 
 def _name(obj: Any) -> str:
@@ -132,15 +132,17 @@ def warning_line(r: Reason, about: str = "", limit: int = 0) -> str:
     Request reasons name the claim, the request and its DeviceClass. Wordings from the fullest
     to the tersest are tried (the node goes last: it is not a key fact); only when even the
     tersest passes ``limit`` (``WARNING_LENGTH_MAX``, the server's) are the longest names
-    shortened in the middle. Offline the limit is unbounded: the fullest wording, names whole.
+    shortened in the middle. A reason's amounts (``reasons.amounts``) are dropped within a tier
+    before a terser tier is tried. Offline the limit is unbounded: the fullest wording, names whole.
     """
     limit = limit or WARNING_LENGTH_MAX
     r = r._replace(claim=r.claim.rpartition("/")[2])
     for tier in (0, 1, 2, 3) if about else (1, 2, 3):
-        line = _worded(r, about, tier)
-        if len(line) <= limit:
-            return line
-    return _squeezed(r, about, limit)
+        for form in (r, plain(r)):  # with the amounts, then (shorter) without them
+            line = _worded(form, about, tier)
+            if len(line) <= limit:
+                return line
+    return _squeezed(plain(r), about, limit)
 
 
 def _worded(r: Reason, about: str, tier: int) -> str:

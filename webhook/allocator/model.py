@@ -7,8 +7,12 @@ it tries. Converted slices are gate-independent and immutable, so they are reuse
 models: a cache keyed by the identity of the raw slice dict plus its resourceVersion (the live
 store publishes a new snapshot per watch event but keeps the dicts of unchanged objects) makes
 the next snapshot cost only its changed slices; nodes, device classes and the allocated state
-are taken from the previous model when their kind did not change. The cache holds the slices
-of the latest snapshot only (``_prune``); new dicts (files) simply miss it. Pure: no I/O.
+are taken from the previous model when their kind did not change. When the snapshot follows the
+previous model's by one slice of one node (``ClusterSnapshot.change``, a watch event), the rest is
+taken over too (``Model._carry``): the index, the converted slice tuples (spliced), the other
+nodes' pools and search data, and their node classes (``classes._inherit``), so an event costs
+its slice plus a few C-speed copies, not a pass over the cluster. The cache holds the slices of
+the latest snapshot only (``_prune``); new dicts (files) simply miss it. Pure: no I/O.
 """
 
 
@@ -34,11 +38,12 @@ from webhook.allocator.devices import (
     qnum,
     qty,
 )
+from webhook.allocator.index import Index, splice, without
 from webhook.allocator.taints import NO_RULES, Taint, TaintRules
 from webhook.allocator.variant import STABLE, variant
 from webhook.gates import FeatureGates, Gate
 from webhook.raw import allocation_results, as_dict, as_list, claim_allocation
-from webhook.state.base import ClusterSnapshot
+from webhook.state.base import Change, ClusterSnapshot
 
 __all__ = ["AllocatedState", "CapSpec", "Device", "DeviceClassInfo", "Model", "NodeInfo", "Num", "Slice",
            "SliceGates", "hiding_gate", "model_for", "num", "qnum", "qty"]
@@ -114,35 +119,27 @@ def _prune(raws: tuple[Any, ...], nodes: tuple[Any, ...]) -> None:
             del _NODES[k]
 
 
-class _Index:
-    """The raw slices of one snapshot by ``spec.nodeName`` ("" for the others), in snapshot order.
-    Reading one key per slice, it costs far less than converting them."""
+def _forget_one(raws: tuple[Any, ...], old: dict[str, Any] | None) -> None:
+    """``_prune`` after one slice changed: only ``old``'s conversion is dropped."""
+    with _SLICES_LOCK:
+        _LATEST[0] = raws
+        hit = _SLICES.get(id(old)) if old is not None else None
+        if hit is not None and hit[0] is old:
+            del _SLICES[id(old)]
+            _forget([hit[2]])
 
-    __slots__ = ("raws", "by_node", "unnamed", "device_nodes")
 
-    def __init__(self, raws: tuple[Any, ...]) -> None:
-        self.raws = raws
-        by_node: dict[str, list[dict[str, Any]]] = {}
-        unnamed: list[dict[str, Any]] = []
-        for raw in raws:
-            if not isinstance(raw, dict):
-                continue
-            spec = raw.get("spec")
-            name = spec.get("nodeName") if isinstance(spec, dict) else None
-            if name and isinstance(name, str):
-                got = by_node.get(name)
-                if got is None:
-                    by_node[name] = [raw]
-                else:
-                    got.append(raw)
-            else:
-                unnamed.append(raw)
-        self.by_node = by_node
-        self.unnamed = unnamed
-        # Nodes named only by devices (per-device node selection) of slices without a node.
-        self.device_nodes = {interned_str(d.get("nodeName")) for raw in unnamed
-                             for d in as_list(as_dict(raw.get("spec")).get("devices")) if isinstance(d, dict)}
-        self.device_nodes.discard("")
+def _local_change(snapshot: ClusterSnapshot, prev: Model | None) -> tuple[str, Change] | None:
+    """(node, change) when ``snapshot`` follows ``prev``'s snapshot by one ResourceSlice of one
+    node (``spec.nodeName`` set on both sides), whose pools only that node's view holds."""
+    ch = snapshot.change
+    if prev is None or ch is None or ch.kind != "ResourceSlice" or prev._index.raws is not ch.base:
+        return None
+    names = {as_dict(raw.get("spec")).get("nodeName") for raw in (ch.old, ch.new) if raw is not None}
+    if len(names) != 1:
+        return None
+    (node,) = names
+    return (node, ch) if isinstance(node, str) and node else None
 
 
 class Model:
@@ -164,8 +161,13 @@ class Model:
         self.snapshot_version = snapshot.version
         self._slice_gates = SliceGates.of(gates)
         raws, node_raws = snapshot.of("ResourceSlice"), snapshot.of("Node")
-        _prune(raws, node_raws)
-        self._index: _Index = prev._index if prev is not None and prev._index.raws is raws else _Index(raws)
+        local = _local_change(snapshot, prev)
+        if local is not None and prev is not None:  # one slice of one node changed: O(that slice)
+            _forget_one(raws, local[1].old)
+            self._index: Index = prev._index.changed(raws, local[0], local[1].old, local[1].new)
+        else:
+            _prune(raws, node_raws)
+            self._index = prev._index if prev is not None and prev._index.raws is raws else Index(raws)
         self._node_raws = node_raws
         if (prev is not None and prev._node_raws is node_raws
                 and prev._index.by_node.keys() == self._index.by_node.keys()
@@ -184,17 +186,7 @@ class Model:
         if prev is not None and prev._claim_raws is self._claim_raws:
             self.allocated, self.allocated_claims = prev.allocated, prev.allocated_claims
         else:
-            self.allocated = AllocatedState()
-            self.allocated_claims = {}
-            for raw in self._claim_raws:
-                if not isinstance(raw, dict):
-                    continue
-                alloc = claim_allocation(raw)
-                if alloc:
-                    meta = as_dict(raw.get("metadata"))
-                    key = (interned_str(meta.get("namespace")) or "default", interned_str(meta.get("name")))
-                    self.allocated_claims[key] = raw
-                    self.allocated.add_results(allocation_results(raw), gates)
+            self.allocated, self.allocated_claims = _allocated(self._claim_raws, gates)
         self._all: tuple[Slice, ...] | None = None
         self._kept: tuple[Slice, ...] | None = None
         self._by_node: dict[str, list[Slice]] = {}
@@ -210,6 +202,38 @@ class Model:
         """Node equivalence classes (``classes.py``), built on first use."""
         self.sel_cache: dict[Any, dict[int, Any]] = _SEL
         self.lock = threading.Lock()
+        if local is not None and prev is not None:
+            self._carry(prev, *local)
+
+    def _carry(self, prev: Model, node: str, ch: Change) -> None:
+        """After one slice of ``node`` changed: take from ``prev`` what does not depend on it (the
+        other nodes' slices, pools and search data, the converted slice tuples, spliced), and leave
+        ``prev``'s node classes for ``classes.py`` to take over (``class_data["from"]``)."""
+        if (self.nodes is not prev.nodes or self.classes is not prev.classes or self.allocated is not prev.allocated
+                or self.taint_rules is not prev.taint_rules or self.variant == STABLE
+                or not (self._index.node_local(node, (ch.old, ch.new)) and prev._index.node_local(node, (ch.old,)))):
+            # (the stable allocator puts every node's counter slices in every node's view; a pool
+            # with slices on other nodes is judged complete over all of them)
+            return
+        old = prev._own.get(id(ch.old)) if ch.old is not None else None
+        new = self._slice(ch.new) if ch.new is not None else None
+        if ch.old is None or old is not None:
+            self._all = splice(prev._all, ch.position, old, new, len(ch.base))
+        if (prev._kept is not None and old is not None and new is not None
+                and self._visible(old) == self._visible(new) and (old in prev._kept) == self._visible(old)):
+            self._kept = splice(prev._kept, prev._kept.index(old) if self._visible(old) else -1, old, new, -1)
+        self._unnamed = prev._unnamed
+        if prev._by_pool is not None and (ch.old is None or old is not None):
+            by_pool = dict(prev._by_pool)
+            for sl in (old, new):
+                if sl is not None:
+                    by_pool[sl.pool_key()] = [s for s in by_pool.get(sl.pool_key(), ()) if s is not old]
+            if new is not None:
+                by_pool[new.pool_key()].append(new)
+            self._by_pool = by_pool
+        self._by_node, self.pools_cache, self.node_data = (
+            without(prev._by_node, node), without(prev.pools_cache, node), without(prev.node_data, node))
+        self.class_data["from"] = (prev.class_data, node, old, new)
 
     def taints(self, dev: Device) -> tuple[Taint, ...]:
         """The device's taints as the scheduler sees them: its slice's, then those of the
@@ -312,6 +336,21 @@ def hiding_gate(*, per_device: bool, counters: bool, groups: bool | Callable[[],
     return Gate.DRA_DEVICE_COMPATIBILITY_GROUPS if uses else None
 
 
+def _allocated(raws: tuple[Any, ...],
+               gates: FeatureGates) -> tuple[AllocatedState, dict[tuple[str, str], dict[str, Any]]]:
+    """The allocated state of the claims with ``status.allocation``, and those claims by key."""
+    state = AllocatedState()
+    claims: dict[tuple[str, str], dict[str, Any]] = {}
+    for raw in raws:
+        if not isinstance(raw, dict):
+            continue
+        if claim_allocation(raw):
+            meta = as_dict(raw.get("metadata"))
+            claims[(interned_str(meta.get("namespace")) or "default", interned_str(meta.get("name")))] = raw
+            state.add_results(allocation_results(raw), gates)
+    return state, claims
+
+
 def _taint_rules(raws: tuple[Any, ...], gates: FeatureGates, prev: Model | None) -> TaintRules:
     """The DeviceTaintRules that apply under these gates (``Model.taint_rules``): the previous
     model's while the kind is unchanged; none while a gate is off (the scheduler's slice tracker
@@ -323,7 +362,7 @@ def _taint_rules(raws: tuple[Any, ...], gates: FeatureGates, prev: Model | None)
     return TaintRules(raws)
 
 
-def _nodes(node_raws: tuple[Any, ...], index: _Index) -> dict[str, NodeInfo]:
+def _nodes(node_raws: tuple[Any, ...], index: Index) -> dict[str, NodeInfo]:
     """Nodes by name (sorted): the Node objects, plus nodes only known from slices and devices.
     A Node object keeps its NodeInfo while the same dict keeps its resourceVersion (``_NODES``)."""
     nodes: dict[str, NodeInfo] = {}

@@ -18,7 +18,7 @@ class Pool:
     """One gathered pool. ``incomplete``/``invalid`` pools carry no candidate devices."""
 
     __slots__ = ("driver", "name", "incomplete", "invalid", "invalid_reason", "targeting",
-                 "not_targeting", "counter_sets", "has_binding", "candidates", "by_name")
+                 "not_targeting", "counter_sets", "has_binding", "candidates")
 
     def __init__(self, driver: str, name: str) -> None:
         self.driver = driver
@@ -31,7 +31,6 @@ class Pool:
         self.counter_sets: dict[str, dict[str, int | Fraction]] = {}
         self.has_binding = False
         self.candidates: tuple[Device, ...] = ()
-        self.by_name: dict[str, Device] = {}
 
     def label(self) -> str:
         return f"{self.driver}/{self.name}"
@@ -112,11 +111,7 @@ def _finish(pool: Pool, pd: bool) -> None:
             if d.name in names:
                 pool.invalid, pool.invalid_reason = True, f"duplicate device name {d.name}"
             names.add(d.name)
-            pool.by_name.setdefault(d.name, d)
             candidates.append(d)  # per-device node selection is checked after the selectors (F7)
-    for sl in pool.not_targeting:
-        for d in sl.devices:
-            pool.by_name.setdefault(d.name, d)
     pool.has_binding = any(sl.has_binding for sl in pool.targeting)  # goes last: targeting slices only
     if pd:
         for sl in pool.targeting + pool.not_targeting:

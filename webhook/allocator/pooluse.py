@@ -105,18 +105,16 @@ class PoolUse:
         if not self.overdrawn[pk]:
             why = self._first_short(pk, avail, tally, dev, added)
             if why is not None:
-                return why
+                return _exhausted(pool, avail, tally, added, why)
             for k, v in added:
                 tally[k] = tally.get(k, 0) + v
         else:
+            short = next(((cs, c) for cs, vals in avail.items() for c, have in vals.items()
+                          if have < tally.get((cs, c), 0) + sum(v for k, v in added if k == (cs, c))), None)
+            if short is not None:
+                return _exhausted(pool, avail, tally, added, short)
             for k, v in added:
                 tally[k] = tally.get(k, 0) + v
-            for cs, vals in avail.items():
-                for c, have in vals.items():
-                    if have < tally.get((cs, c), 0):
-                        for k, v in added:
-                            tally[k] -= v
-                        return Reason(Code.COUNTER_EXHAUSTED, counter=c, counter_set=cs)
 
         def _release() -> None:
             for k, v in added:
@@ -126,7 +124,7 @@ class PoolUse:
 
     def _first_short(self, pk: tuple[str, str], avail: dict[str, dict[str, Any]],
                      tally: dict[tuple[str, str], Any], dev: Device,
-                     added: list[tuple[tuple[str, str], Any]]) -> Reason | None:
+                     added: list[tuple[tuple[str, str], Any]]) -> tuple[str, str] | None:
         """The first counter (in pool order) the device cannot get, checked before any change.
 
         Counters the device does not consume cannot fail: their tally only grew through picks
@@ -146,7 +144,7 @@ class PoolUse:
             for c, have in vals.items():
                 v = need.get((cs, c))
                 if v is not None and have < tally.get((cs, c), 0) + v:
-                    return Reason(Code.COUNTER_EXHAUSTED, counter=c, counter_set=cs)
+                    return cs, c
         return None
 
     # ---------------------------------------------------------------- compatibility groups (§5)
@@ -179,6 +177,17 @@ class PoolUse:
                     state[cs] = old
         undo.append(_restore)
         return None
+
+
+def _exhausted(pool: Pool, avail: dict[str, dict[str, Any]], tally: dict[tuple[str, str], Any],
+               added: list[tuple[tuple[str, str], Any]], short: tuple[str, str]) -> Reason:
+    """Why counter ``short`` (set, counter) cannot serve the device whose needs are ``added``:
+    what it has free next to the allocated devices and this attempt's picks, of its value."""
+    cs, c = short
+    need = sum(v for k, v in added if k == short)
+    free = avail[cs][c] - tally.get(short, 0)
+    return Reason(Code.COUNTER_EXHAUSTED, counter=c, counter_set=cs, need=need, free=free,
+                  total=pool.counter_sets[cs][c])
 
 
 def _group_admits(state: Any, groups: frozenset[str] | None) -> bool:

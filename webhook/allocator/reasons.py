@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from webhook.quantity import readable
 
 
 class Code(StrEnum):
@@ -111,6 +113,14 @@ class Reason(NamedTuple):
     """Devices obtained or obtainable, or a limit."""
     detail: str = ""
     """Free text from below the allocator: a CEL or quantity error, a pool's defect, a note."""
+    need: Any = None
+    """The amounts that decide (``COUNTER_EXHAUSTED``, ``CAPACITY_EXHAUSTED``, ``TOO_FEW``; None
+    when they do not): what one device of the request needs of a counter or a capacity (for
+    ``TOO_FEW``, None: ``number`` says how many devices)."""
+    free: Any = None
+    """What is free of that counter or capacity now, or how many matching devices are free."""
+    total: Any = None
+    """The counter's or capacity's value, or how many devices on the node match the request."""
 
 
 def rank(r: Reason) -> int:
@@ -122,12 +132,34 @@ def _plural(n: int) -> str:
     return "" if n == 1 else "s"
 
 
+def _left(r: Reason) -> str:
+    """``: 2Gi of 8Gi free, the request needs 6Gi``."""
+    return f": {readable(r.free)} of {readable(r.total)} free, the request needs {readable(r.need)}"
+
+
+def amounts(r: Reason) -> dict[str, Any]:
+    """A reason's amounts as JSON values: quantities as text (``"2Gi"``), device counts as numbers;
+    {} when it carries none."""
+    if r.total is None:
+        return {}
+    if r.code == Code.TOO_FEW:
+        return {"free": r.free, "total": r.total}
+    return {"need": readable(r.need), "free": readable(r.free), "total": readable(r.total)}
+
+
+def plain(r: Reason) -> Reason:
+    """``r`` without its amounts (the wording before amounts were known: shorter)."""
+    return r._replace(need=None, free=None, total=None) if r.total is not None else r
+
+
 _BODY: dict[Code, Callable[[Reason], str]] = {
     Code.CUT_SHORT: lambda r: f"the check was cut short after {r.number} steps ({r.detail})",
     Code.NOTE: lambda r: r.detail,
     Code.GROUPS_EMPTY: lambda r: f"compatibility group intersection empty on {r.counter_set}",
-    Code.COUNTER_EXHAUSTED: lambda r: f"counter {r.counter} of {r.counter_set} exhausted",
-    Code.CAPACITY_EXHAUSTED: lambda r: f"capacity {r.capacity} of {r.device} exhausted",
+    Code.COUNTER_EXHAUSTED: lambda r: f"counter {r.counter} of {r.counter_set}" + (
+        " exhausted" if r.total is None else _left(r)),
+    Code.CAPACITY_EXHAUSTED: lambda r: f"capacity {r.capacity} of {r.device}" + (
+        " exhausted" if r.total is None else _left(r)),
     Code.CAPACITY_EXCEEDS: lambda r: f"capacity {r.capacity} of {r.device}: {r.amount} exceeds {r.limit}",
     Code.CAPACITY_POLICY: lambda r: f"capacity {r.capacity} of {r.device}: {r.amount} violates the request policy",
     Code.CAPACITY_UNDECLARED: lambda r: f"device {r.device} has no capacity {r.capacity}",
@@ -140,7 +172,9 @@ _BODY: dict[Code, Callable[[Reason], str]] = {
     Code.IN_USE: lambda r: f"device {r.device} already in use",
     Code.NODE_OPERATIONS: lambda r: f"device {r.device} needs optional node operations (gate off)",
     Code.COUNTERS_GATE_OFF: lambda r: f"device {r.device} consumes counters (DRAPartitionableDevices off)",
-    Code.TOO_FEW: lambda r: f"needs {r.number} devices, only {r.got} could be allocated",
+    Code.TOO_FEW: lambda r: f"needs {r.number} devices, only {r.got} could be allocated" if r.total is None else
+    (f"pool {r.pool} has " if r.pool else "") + f"{r.free} of {r.total} matching devices free, "
+    f"the request needs {r.number}",
     Code.AT_MOST: lambda r: f"needs {r.number} devices, at most {r.got} could be allocated",
     Code.OVER_LIMIT: lambda r: f"over the {r.got}-device limit",
     Code.POOL_INCOMPLETE: lambda r: f"pool {r.pool} incomplete",

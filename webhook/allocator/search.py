@@ -240,8 +240,25 @@ class Search:
         if not flat:
             progress.note(where, progress.reason(ci, leaf, Code.NO_DEVICES, node=f.node.name))
         elif progress.frontier < where:
-            progress.note(where, progress.reason(ci, leaf, Code.TOO_FEW, number=leaf.count, got=slot))
+            progress.note(where, progress.reason(ci, leaf, Code.TOO_FEW, number=leaf.count, got=slot,
+                                                 **self._shortage(leaf)))
         return False
+
+    def _shortage(self, leaf: Leaf) -> dict[str, object]:
+        """The device counts of a ``TOO_FEW`` reason when they decide it: fewer devices on the
+        node that ``leaf`` selects are free of the cluster's allocations than it needs (with the
+        pool, when they all come from one). {} otherwise (constraints, counters or capacity are
+        what stopped it, and their own reasons say so)."""
+        if leaf.admin:
+            return {}
+        held, could_select = self.frame.allocated.dedicated, self.candidates.could_select
+        matching = [d for d in self.frame.flat if could_select(leaf, d, error=False)]
+        free = sum(1 for d in matching if d.dkey not in held)
+        if not matching or free >= leaf.count:
+            return {}
+        pools = {d.dkey[:2] for d in matching}
+        pool = "/".join(next(iter(pools))) if len(pools) == 1 else ""
+        return {"free": free, "total": len(matching), "pool": pool}
 
     def _pass_in_use(self, ci: int, leaf: Leaf, where: Where, pos: int, window: Window | None) -> int:
         """Pass the run of candidates from ``pos`` (pruning said try it) that are in use for a

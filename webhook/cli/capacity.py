@@ -17,6 +17,7 @@ from webhook.cli.common import (
     read_inputs,
     read_snapshot,
 )
+from webhook.cli.progress import terminal_progress
 from webhook.cli.simulate import STEPS_MAX, TIMEOUT_SECONDS, stored_form
 from webhook.planning import LIMIT, Budget, add_nodes, capacity, drain, parse_add
 from webhook.workloads.placement import REPLICAS_MAX
@@ -56,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
         snapshot = drain(snapshot, name)
     for name, k in adds:
         snapshot = add_nodes(snapshot, name, k)
-    with collector_paused():  # the budget starts once the state is read
-        got = capacity(objects, snapshot, settings.gates, Budget(STEPS_MAX, time.monotonic() + TIMEOUT_SECONDS),
-                       args.max)
+    with terminal_progress("capacity", args.output) as progress, collector_paused():  # the budget starts now
+        got = capacity(objects, snapshot, settings.gates,
+                       Budget(STEPS_MAX, time.monotonic() + TIMEOUT_SECONDS, progress.step), args.max)
     print(render_planning.capacity(got, args.output))
     return EXIT_OK

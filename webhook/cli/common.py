@@ -1,17 +1,20 @@
-"""What every command shares: exit codes, settings from flags, the cluster state, input files."""
+"""What every command shares: exit codes, settings from flags, the cluster state, input files, and
+reviewing every document of the input (``review`` and ``test``)."""
 
 from __future__ import annotations
 
 import gc
 import sys
-import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from webhook import BadInput
+from webhook.admission.offline import review_objects
+from webhook.cli.progress import Progress
+from webhook.cli.results import Result, Skipped
 from webhook.config import Settings, load_config_file
 from webhook.gates import KNOWN, FeatureGates
 from webhook.state.base import StateSource
@@ -68,10 +71,6 @@ def warn_if_empty(path: str) -> None:
               "feasibility is checked against an empty cluster", file=sys.stderr)
 
 
-def new_uid() -> str:
-    return str(uuid.uuid4())
-
-
 def parse_gate_names(text: str) -> list[str]:
     """``--compare-gates A,B``: known, unlocked gate names."""
     names = [n.strip() for n in text.split(",") if n.strip()]
@@ -114,6 +113,24 @@ def gather(paths: list[str]) -> list[Source]:
     if not any(src.obj is not None for src in out):
         raise BadInput(out[0].problem if out else "no input")  # nothing to review at all: bad input
     return out
+
+
+def review_sources(sources: list[Source], old: dict[str, Any] | None, operation: str, dry_run: bool,
+                   settings: Settings, state: StateSource | None, strict: bool,
+                   progress: Progress | None = None, pool_state: Sequence[Any] = (),
+                   as_webhook: bool = False) -> list[Result]:
+    """Every document reviewed, in input order, as one set (``review_objects``); non-objects
+    become ``Skipped``."""
+    objs = [(i, src) for i, src in enumerate(sources) if src.obj is not None]
+
+    def step(k: int) -> None:
+        if progress is not None:
+            progress.step(objs[k][0], len(sources), objs[k][1].origin)
+
+    reviewed = review_objects([src.obj for _, src in objs if src.obj is not None], old, operation, dry_run,
+                              settings, state, pool_state=pool_state, progress=step, as_webhook=as_webhook)
+    got = {i: replace(r, origin=src.origin, strict=strict) for (i, src), r in zip(objs, reviewed, strict=True)}
+    return [got[i] if i in got else Skipped(src.origin, src.problem, strict) for i, src in enumerate(sources)]
 
 
 def add_state_flags(p: Any, default: str) -> None:

@@ -23,6 +23,7 @@ from webhook.cli.common import (
     read_inputs,
     read_snapshot,
 )
+from webhook.cli.progress import terminal_progress
 from webhook.cli.results import Explained
 from webhook.cli.simulate import STEPS_MAX, TIMEOUT_SECONDS, stored_form
 from webhook.planning import Budget, as_new, explain, without_pod
@@ -36,7 +37,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        description="Why a pod (or each replica of a workload) cannot be placed: per "
                                    "node, grouped by node class, the first node-level (taints, "
                                    "selector/affinity, allocatable pods/cpu/memory, unschedulable) or "
-                                   "device-level reason (per claim and request, from the allocator). "
+                                   "device-level reason (per claim and request, from the allocator, with "
+                                   "the amounts that decide it); the pods of a PodGroup member by member. "
                                    "pod/NAME reads the pod from the live cluster (--kubeconfig, default "
                                    "the current context as kubectl finds it) and shows the scheduler's "
                                    "last FailedScheduling event beside ours; -f FILE explains the Pods "
@@ -105,8 +107,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         objects = [stored_form(o, settings.gates) for o in read_inputs(args.files)]
         snapshot = read_snapshot(args.kubeconfig, args.cluster_state, False)
-    with collector_paused():  # the budget starts once the state is read
-        ex = explain(objects, snapshot, settings.gates, Budget(STEPS_MAX, time.monotonic() + TIMEOUT_SECONDS))
+    with terminal_progress("explain", args.output) as progress, collector_paused():  # the budget starts now
+        ex = explain(objects, snapshot, settings.gates,
+                     Budget(STEPS_MAX, time.monotonic() + TIMEOUT_SECONDS, progress.step))
     result = Explained(ex, scheduler, live=bool(args.target) and not args.cluster_state)
     print(render_planning.explained(result, args.output))
     return result.exit_code

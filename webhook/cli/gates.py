@@ -6,6 +6,7 @@ import argparse
 
 from webhook.cli import render
 from webhook.cli.common import EXIT_OK, GATES_HELP, build_settings
+from webhook.cli.results import GateRow
 from webhook.gates import KNOWN
 
 
@@ -19,7 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     g.set_defaults(run=run)
 
 
-def gate_rows(feature_gates: str | None, config: str | None) -> list[render.GateRow]:
+def gate_rows(feature_gates: str | None, config: str | None) -> list[GateRow]:
     """One row per known gate with the value the flags and config file put in effect."""
     s = build_settings(feature_gates, config)
     return [{"name": g.name.value, "stage": g.stage, "default": g.default, "locked": g.locked,

@@ -44,3 +44,11 @@ class Progress:
         if self._drawn:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
+
+
+def terminal_progress(label: str, output: str) -> Progress:
+    """A command's progress line: on a terminal only, and only for text output (``-o json``
+    and ``-o yaml`` are for tools: not a byte on stderr for them)."""
+    got = Progress.on_tty(label)
+    got.enabled = got.enabled and output == "text"
+    return got

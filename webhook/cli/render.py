@@ -9,41 +9,33 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from webhook.allocator.reasons import text as reason_text
-from webhook.cli.results import Comparison, Result, Reviewed, Simulation, Skipped, SuiteResult
+from webhook.cli.results import GateRow, Result, Reviewed, Simulation, Skipped, SuiteResult
 from webhook.workloads import report
 
 if TYPE_CHECKING:
     from webhook.workloads import Placement
 
-COLUMN = 50
-"""Width of the ON column in ``--compare-gates`` tables; longer cells end in ``…``."""
-
-
-def dump(obj: Any) -> str:
-    """JSON as every command prints it: indented, UTF-8 as is."""
-    return json.dumps(obj, indent=2, ensure_ascii=False)
+def dump(obj: Any, indent: int | None = 2) -> str:
+    """JSON as every command prints it: indented (``indent=None``: one line, for a value inside a
+    line of text), characters as they are; only a string that cannot be written as UTF-8 (a lone
+    surrogate copied from the input) makes the whole document fall back to ASCII escapes."""
+    text = json.dumps(obj, indent=indent, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj, indent=indent)
+    return text
 
 
 # ---------------------------------------------------------------- gates
 
-class GateRow(TypedDict):
-    """One row of ``dra-webhook gates`` (also its JSON output)."""
-
-    name: str
-    stage: str
-    default: bool
-    locked: bool
-    enabled: bool
-    effect: str
-
-
 def gates_json(rows: list[GateRow]) -> str:
-    return json.dumps({"featureGates": rows}, indent=2)
+    return dump({"featureGates": rows})
 
 
 def gates_text(rows: list[GateRow]) -> str:
@@ -121,7 +113,7 @@ def review_text(r: Reviewed) -> str:
     if ans.patch:
         lines.append("  patch:")
         for op in ans.patch:
-            value = f" {json.dumps(op['value'], ensure_ascii=False)}" if "value" in op else ""
+            value = f" {dump(op['value'], indent=None)}" if "value" in op else ""
             lines.append(f"    {op['op']} {op['path']}{value}")
     shown = [w for w in ans.warnings if w != r.problem]  # the note above says it already
     if shown:
@@ -220,44 +212,11 @@ def suites(results: list[SuiteResult], output: str) -> str:
     return "\n".join(lines)
 
 
-def verdict(side: dict[str, Any]) -> str:
-    return "allowed" if side["allowed"] else "denied"
-
-
-def review_comparison(cmp: Comparison, output: str) -> str:
-    if output == "json":
-        return dump_plain({"gates": cmp.gates, "on": cmp.on, "off": cmp.off, "differences": cmp.differences})
-    lines = [f"gates compared: {', '.join(cmp.gates)}"]
-    for on, off in zip(cmp.on, cmp.off, strict=True):
-        lines.append(f"{on['object']}")
-        lines.append(f"  {'':<10} {'ON':<{COLUMN}} OFF")
-        lines.append(f"  {'verdict':<10} {verdict(on):<{COLUMN}} {verdict(off)}")
-        for key in ("patch", "causes", "warnings"):
-            for i in range(max(len(on[key]), len(off[key]))):
-                a = on[key][i] if i < len(on[key]) else ""
-                b = off[key][i] if i < len(off[key]) else ""
-                lines.append(f"  {key if i == 0 else '':<10} {_cut(a):<{COLUMN}} {_cut(b)}")
-    return "\n".join(lines + _differences(cmp.differences))
-
-
-def dump_plain(obj: Any) -> str:
-    """JSON as ``--compare-gates -o json`` has always printed it (ASCII-escaped)."""
-    return json.dumps(obj, indent=2)
-
-
-def _differences(differences: list[str]) -> list[str]:
-    return ["differences:" if differences else "differences: none"] + [f"  - {d}" for d in differences]
-
-
-def _cut(text: str, n: int = COLUMN) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 # ---------------------------------------------------------------- simulate
 
 def simulation(sim: Simulation, output: str) -> str:
     if output == "json":
-        return json.dumps(simulation_doc(sim), indent=2)
+        return dump(simulation_doc(sim))
     return simulation_text(sim)
 
 
@@ -268,19 +227,16 @@ def simulation_doc(sim: Simulation) -> dict[str, Any]:
     if sim.placement is not None:
         return _placement_doc(sim, sim.placement)
     outcome = sim.outcome
-    reasons = outcome.reason_texts()
-    if not outcome.feasible and outcome.message and outcome.message not in reasons:
-        reasons.append(outcome.message)
-    return {"feasible": outcome.feasible, "node": outcome.node, "allocations": outcome.allocations(),
-            "reasons": reasons, "stats": {"allocateSeconds": round(sim.seconds, 6)}}
+    return {"feasible": outcome.feasible, "node": outcome.node, "allocations": sim.allocations,
+            "reasons": sim.reasons, "stats": {"allocateSeconds": round(sim.seconds, 6)}}
 
 
 def _placement_doc(sim: Simulation, p: Placement) -> dict[str, Any]:
     """Pods and workloads: ``node`` is the first pod's; ``allocations`` every claim allocated on
     the way; ``reasons`` the notes, then why the first pod that was not placed was not."""
     doc: dict[str, Any] = {
-        "feasible": p.feasible, "node": p.pods[0].node if p.pods else None, "allocations": p.allocations,
-        "reasons": [] if p.feasible else report.reason_texts(p),
+        "feasible": p.feasible, "node": p.pods[0].node if p.pods else None, "allocations": sim.allocations,
+        "reasons": sim.reasons,
         "pods": [{"pod": x.pod, "node": x.node, "claims": x.claims} for x in p.pods]}
     if sim.workloads:
         doc["placed"], doc["replicas"] = p.placed, p.replicas
@@ -309,12 +265,6 @@ def _placement_text(sim: Simulation, p: Placement) -> str:
             lines.append(f"node {node}:")
             lines.extend(f"  - {r}" for r in by_node[node])
     return "\n".join(lines) + "\n"
-
-
-def placements(doc: dict[str, Any]) -> list[str]:
-    """``claim request -> pool/device`` for each allocated device of a simulation document."""
-    return [f"{a['claim']} {r['request']} -> {r['pool']}/{r['device']}"
-            for a in doc["allocations"] for r in a["results"]]
 
 
 def simulation_text(sim: Simulation) -> str:
@@ -347,21 +297,3 @@ def simulation_text(sim: Simulation) -> str:
         lines.append(f"node {node}:")
         lines.extend(f"  - {r}" for r in by_node[node])
     return "\n".join(lines) + "\n"
-
-
-def simulation_comparison(cmp: Comparison, output: str) -> str:
-    if output == "json":
-        return dump_plain({"gates": cmp.gates, "on": cmp.on, "off": cmp.off, "differences": cmp.differences})
-    on, off = cmp.on, cmp.off
-    a_on, a_off = placements(on), placements(off)
-    lines = [f"gates compared: {', '.join(cmp.gates)}",
-             f"  {'':<12} {'ON':<{COLUMN}} OFF",
-             f"  {'feasible':<12} {str(on['feasible']):<{COLUMN}} {off['feasible']}"]
-    for i in range(max(len(a_on), len(a_off))):
-        lines.append(f"  {'allocations' if i == 0 else '':<12} {_cut(a_on[i] if i < len(a_on) else ''):<{COLUMN}} "
-                     f"{_cut(a_off[i] if i < len(a_off) else '')}")
-    for side, doc in (("on", on), ("off", off)):
-        if doc["reasons"]:
-            lines.append(f"  reasons with gates {side}:")
-            lines += [f"    - {r}" for r in doc["reasons"]]
-    return "\n".join(lines + _differences(cmp.differences))

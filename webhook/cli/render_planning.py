@@ -5,21 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from webhook.allocator.reasons import Reason, text
+from webhook.allocator.reasons import Reason, amounts, full, text
 from webhook.cli.render import dump
 from webhook.cli.results import Explained
-from webhook.planning import Capacity, PoolUse, Verdict
-from webhook.planning.capacity import show
+from webhook.planning import Capacity, Explanation, Member, PoolUse, Standing, Verdict
+from webhook.quantity import readable as show
 
 FITS = "fits"
 """The ``reason.code`` of a group of nodes the pod fits on."""
 LABEL_MAX = 48
+_AMOUNT_FIELDS = frozenset({"code", "need", "free", "total"})
+"""Fields written by ``amounts`` (as quantities), or not as they are."""
 
 
 def reason_doc(r: Reason) -> dict[str, Any]:
     """A reason as JSON: its code, the fields it sets, and its words."""
     doc: dict[str, Any] = {"code": str(r.code)}
-    doc.update({k: v for k, v in r._asdict().items() if k != "code" and v})
+    doc.update({k: v for k, v in r._asdict().items() if k not in _AMOUNT_FIELDS and v})
+    doc.update(amounts(r))
     return doc
 
 
@@ -35,6 +38,35 @@ def _verdict_doc(v: Verdict) -> dict[str, Any]:
             "more": [text(m) for m in v.more]}
 
 
+def _member_doc(m: Member) -> dict[str, Any]:
+    return {"pod": m.pod, "group": m.group, "verdict": str(m.standing), "node": m.node,
+            "reason": reason_doc(m.reason) if m.reason is not None else None,
+            "text": full(m.reason) if m.reason is not None else None}
+
+
+def _standing(m: Member) -> str:
+    """A member's verdict in the table: ``on NODE``, ``fits nowhere``, ``waits (fits on NODE)``."""
+    if m.standing == Standing.PLACED:
+        return f"on {m.node}"
+    if m.standing == Standing.WAITS:
+        return f"waits (fits on {m.node})"
+    return "fits nowhere" if m.standing == Standing.BLOCKED else "not tried"
+
+
+def _members_text(e: Explanation) -> list[str]:
+    """The PodGroup members as a table: pod, verdict, first blocking reason."""
+    if not e.members:
+        return []
+    rows = [(m.pod, _standing(m), full(m.reason) if m.reason is not None else "-") for m in e.members]
+    pw = min(LABEL_MAX, max(len("MEMBER"), *(len(r[0]) for r in rows)))
+    vw = max(len("VERDICT"), *(len(r[1]) for r in rows))
+    groups = list(dict.fromkeys(m.group for m in e.members))
+    lines = [f"PodGroup{'s' if len(groups) > 1 else ''} {', '.join(groups)}:",
+             f"{'MEMBER':<{pw}}  {'VERDICT':<{vw}}  FIRST BLOCKING REASON"]
+    lines += [f"{pod:<{pw}}  {verdict:<{vw}}  {why}" for pod, verdict, why in rows]
+    return lines
+
+
 def explained(ex: Explained, output: str) -> str:
     return dump(explained_doc(ex)) if output == "json" else explained_text(ex)
 
@@ -46,7 +78,8 @@ def explained_doc(ex: Explained) -> dict[str, Any]:
         "summary": text(e.summary) if e.summary is not None else None,
         "blockers": [{**reason_doc(b), "text": text(b)} for b in e.blockers],
         "notes": [text(n) for n in e.notes],
-        "nodes": [_verdict_doc(v) for v in e.verdicts]}
+        "nodes": [_verdict_doc(v) for v in e.verdicts],
+        "members": [_member_doc(m) for m in e.members]}
     if ex.live:
         doc["scheduler"] = ex.scheduler
     return doc
@@ -81,6 +114,7 @@ def explained_text(ex: Explained) -> str:
         for label, why, more in rows:
             lines.append(f"{label:<{width}}  {why}")
             lines += [f"{'':<{width}}    then: {text(m)}" for m in more]
+    lines += _members_text(e)
     return "\n".join(lines)
 
 

@@ -1,56 +1,23 @@
 """What the commands find out, as data: ``review`` (and ``test``) per input document, ``test`` per
-suite, ``simulate``, ``explain``, ``capacity`` and ``--compare-gates``. The commands build these and
-``render`` (``render_planning``) words them; neither imports the other's module for them.
+suite, ``simulate``, ``explain``, ``capacity``, ``gates`` and ``--compare-gates``. The commands build
+these and ``render`` (``render_planning``) words them; both take the types from here, never from
+each other's modules. ``Reviewed`` is the offline review's own value (``admission.offline`` builds
+it); it is listed here with the rest.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from webhook.admission.pipeline import Answer, Outcome
+from webhook.admission.offline import Reviewed
 from webhook.allocator.engine import Allocation
 from webhook.planning import Explanation
-from webhook.workloads import Placement, Workload
+from webhook.workloads import Placement, Workload, report
 
-
-@dataclass(frozen=True)
-class Reviewed:
-    """One object's review: what the pipeline found and the AdmissionReview it answers."""
-
-    obj: dict[str, Any]
-    """The object as given (before defaults)."""
-    outcome: Outcome
-    answer: Answer
-    request: dict[str, Any]
-    """The AdmissionReview request it answers."""
-    origin: str = ""
-    problem: str = ""
-    """Why the object was not checked (unknown kind, unserved version); "" when it was."""
-    strict: bool = False
-    refused: str = ""
-    """The apiserver's HTTP 400 message when it would not even decode the object; "" otherwise."""
-
-    @property
-    def findings(self) -> list[str]:
-        """The lint findings (pool, standard attributes), worded whole."""
-        return [f.text for f in self.outcome.findings]
-
-    @property
-    def failed(self) -> bool:
-        """Denied, or (with ``--strict``) not checked or with findings."""
-        return not self.answer.allowed or (self.strict and bool(self.problem or self.outcome.findings))
-
-    @property
-    def converted(self) -> dict[str, Any] | None:
-        """The v1 object an object in an older version was judged as (converted as the apiserver
-        converts it, the patch applied); None when it came in the version the rules judge."""
-        judged = self.outcome.mutated
-        sent = self.request.get("object")
-        if judged is None or not isinstance(sent, dict) or judged.get("apiVersion") == sent.get("apiVersion"):
-            return None
-        return judged
+__all__ = ["CaseResult", "Difference", "Expectation", "Explained", "GateRow", "Result", "ReviewComparison",
+           "Reviewed", "Simulation", "SimulationComparison", "Skipped", "Suite", "SuiteResult"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +34,17 @@ class Skipped:
 
 
 Result = Reviewed | Skipped
+
+
+class GateRow(TypedDict):
+    """One row of ``dra-webhook gates`` (also its JSON output)."""
+
+    name: str
+    stage: str
+    default: bool
+    locked: bool
+    enabled: bool
+    effect: str
 
 
 @dataclass(frozen=True)
@@ -95,6 +73,28 @@ class Simulation:
     @property
     def exit_code(self) -> int:
         return 0 if self.feasible else 1
+
+    @property
+    def allocations(self) -> list[dict[str, Any]]:
+        """Every claim allocated (``{"claim", "results"}``), as DESIGN.md's ``allocations``."""
+        return self.placement.allocations if self.placement is not None else self.outcome.allocations()
+
+    @property
+    def allocated(self) -> list[tuple[str, dict[str, Any]]]:
+        """``(claim, result)`` for each device allocated, in ``allocations`` order."""
+        return [(a["claim"], r) for a in self.allocations for r in a["results"]]
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why not (or notes), worded by ``allocator.reasons``, most useful first: for pods and
+        workloads nothing when every pod was placed, else why the first unplaced one was not; for
+        claims the outcome's reasons, then its message when not feasible."""
+        if self.placement is not None:
+            return [] if self.placement.feasible else report.reason_texts(self.placement)
+        reasons = self.outcome.reason_texts()
+        if not self.outcome.feasible and self.outcome.message and self.outcome.message not in reasons:
+            reasons.append(self.outcome.message)
+        return reasons
 
 
 @dataclass(frozen=True)
@@ -150,13 +150,45 @@ class SuiteResult:
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """Both sides (as their JSON documents) and the differences, worded."""
+class Difference:
+    """One thing that differs between the two sides of ``--compare-gates``."""
+
+    subject: str
+    """The object it concerns (``Kind name``); "" for a simulation (one answer for all inputs)."""
+    what: str
+    """``verdict`` or ``feasible`` (then ``on`` and ``off`` are both set), else the kind of item
+    one side has and the other lacks: ``patch``, ``cause``, ``warning``, ``allocation``, ``reason``."""
+    on: Any
+    """The value with the gates on: a bool, or the item (a patch op, a ``FieldError``, a warning, an
+    allocation ``(claim, result)``, a reason) when only this side has it; None otherwise."""
+    off: Any
+    failing: str = ""
+    """The sides on which the subject is denied / infeasible (``on``, ``off``, ``on and off``); ""
+    when both pass. A difference with a failing side is part of a run that exits 1."""
+
+
+@dataclass(frozen=True)
+class ReviewComparison:
+    """``review --compare-gates``: every object reviewed with the gates on and off, and what differs."""
 
     gates: list[str]
-    on: Any
-    off: Any
-    differences: list[str]
+    on: list[Reviewed]
+    off: list[Reviewed]
+    """In the same order as ``on``: one entry per object."""
+    differences: list[Difference]
+    failing: list[tuple[str, str]]
+    """(subject, sides) of every object denied on a side (``Difference.failing``)."""
+    exit_code: int
+
+
+@dataclass(frozen=True)
+class SimulationComparison:
+    """``simulate --compare-gates``: the simulation with the gates on and off, and what differs."""
+
+    gates: list[str]
+    on: Simulation
+    off: Simulation
+    differences: list[Difference]
     exit_code: int
 
 

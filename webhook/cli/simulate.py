@@ -17,7 +17,7 @@ from webhook.allocator.feasibility import claims_for
 from webhook.allocator.frame import Limits
 from webhook.allocator.model import Model, model_for
 from webhook.allocator.reasons import note
-from webhook.cli import render
+from webhook.cli import render, render_compare
 from webhook.cli.common import (
     EXIT_USAGE,
     GATES_HELP,
@@ -200,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
             from webhook.cli.compare import compare_simulate
             cmp = compare_simulate(lambda g: simulate_objects(objs, snapshot, g, args.node, args.podgroup_mode),
                                    settings, parse_gate_names(args.compare_gates))
-            print(render.simulation_comparison(cmp, args.output))
+            print(render_compare.simulation_comparison(cmp, args.output))
             return cmp.exit_code
         sim = simulate_objects(objs, snapshot, settings.gates, args.node, args.podgroup_mode)  # BadInput: exit 2
     print(render.simulation(sim, args.output).rstrip("\n"))

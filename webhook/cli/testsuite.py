@@ -36,10 +36,17 @@ import yaml
 
 from webhook import BadInput, ConfigError
 from webhook.cli import render
-from webhook.cli.common import DRIVER_SCHEMAS_HELP, EXIT_DENIED, EXIT_OK, Source, gather, load_cluster_state
+from webhook.cli.common import (
+    DRIVER_SCHEMAS_HELP,
+    EXIT_DENIED,
+    EXIT_OK,
+    Source,
+    gather,
+    load_cluster_state,
+    review_sources,
+)
 from webhook.cli.progress import Progress
 from webhook.cli.results import CaseResult, Expectation, Reviewed, Skipped, Suite, SuiteResult
-from webhook.cli.review import review_sources
 from webhook.cli.simulate import simulate_objects
 from webhook.config import Settings
 from webhook.gates import FeatureGates

@@ -21,7 +21,6 @@ from webhook.allocator.model import AllocatedState, Model, model_for
 from webhook.allocator.reasons import Reason
 from webhook.gates import FeatureGates
 from webhook.planning.verdicts import Budget
-from webhook.quantity import BINARY, DECIMAL, format_quantity
 from webhook.raw import as_dict
 from webhook.state.base import ClusterSnapshot
 from webhook.workloads import Lookup, Workload, WorkloadError, is_pod_source, place, workload_of
@@ -102,19 +101,13 @@ def capacity(objects: Sequence[dict[str, Any]], snapshot: ClusterSnapshot, gates
     copies = Workload("ReplicaSet", unit.namespace, unit.name, limit, unit.template)
     model = model_for(snapshot, gates)
     got = place([copies], model, Lookup(snapshot, others), gates, max_steps=budget.max_steps,
-                deadline=budget.deadline, sweep=True)
+                deadline=budget.deadline, sweep=True, report=budget.report)
     per_node = Counter(p.node for p in got.pods if p.node is not None)
     out = Capacity(what, got.placed, limit, got.placed >= limit or got.cut,
                    {n: per_node.get(n, 0) for n in sorted(model.nodes)},
                    got.failed.outcome.summary if got.failed is not None else None,
                    pool_use(model), unit.replicas if unit.kind != "Pod" else 1)
     return out
-
-
-def show(v: Any) -> str:
-    """A value as a quantity: ``10G`` for a multiple of 1000, ``8Gi`` for a power-of-two one."""
-    f = Fraction(v)
-    return format_quantity(f, DECIMAL if f.denominator != 1 or f.numerator % 1000 == 0 else BINARY)
 
 
 def pool_use(model: Model, held: AllocatedState | None = None) -> list[PoolUse]:

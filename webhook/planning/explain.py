@@ -17,6 +17,7 @@ from webhook import BadInput
 from webhook.allocator.model import model_for
 from webhook.allocator.reasons import Code, Reason, note
 from webhook.gates import FeatureGates
+from webhook.planning.members import Member, members
 from webhook.planning.verdicts import Budget, Verdict, from_outcome, grouped, node_verdicts
 from webhook.raw import as_dict
 from webhook.state.base import ClusterSnapshot
@@ -44,6 +45,8 @@ class Explanation:
     replicas: int = 0
     nodes: int = 0
     """Nodes in the state."""
+    members: list[Member] = field(default_factory=list)
+    """The pods that name a PodGroup, each with its verdict (``planning.members``)."""
 
     @property
     def exit_code(self) -> int:
@@ -65,11 +68,11 @@ def explain(objects: Sequence[dict[str, Any]], snapshot: ClusterSnapshot, gates:
     model = model_for(snapshot, gates)
     lookup = Lookup(snapshot, others)
     placement = place(workloads, model, lookup, gates, max_steps=budget.max_steps, deadline=budget.deadline,
-                      sweep=True)
+                      sweep=True, report=budget.report)
     nodes = NodeUse(snapshot.of("Node"), snapshot.of("Pod"))
     names = list(nodes.facts)
     out = Explanation("", placement.feasible, notes=list(placement.notes), placed=placement.placed,
-                      replicas=placement.replicas, nodes=len(names))
+                      replicas=placement.replicas, nodes=len(names), members=members(workloads, placement))
     failed = placement.failed
     if failed is not None:
         out.pod = failed.pod

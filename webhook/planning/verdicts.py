@@ -14,6 +14,7 @@ attribute (a GPU UUID) have no classes; then each candidate node is asked.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,12 +50,22 @@ PerNode = dict[str, tuple[Reason | None, tuple[Reason, ...]]]
 """Node -> (its first reason, None when the pod fits there; the next reasons)."""
 
 
+Report = Callable[[int, int, str], None]
+"""Told ``(done, total, what)`` as a long run goes on (item ``done``, 0-based, of ``total`` starts)."""
+
+
+def _quiet(done: int, total: int, what: str) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Budget:
-    """The allocator's step budget per search and the deadline (``time.monotonic()``) of the call."""
+    """The allocator's step budget per search and the deadline (``time.monotonic()``) of the call,
+    and what the call reports its progress to (nothing by default; a terminal line in the CLI)."""
 
     max_steps: int
     deadline: float
+    report: Report = _quiet
 
 
 def node_verdicts(pod: dict[str, Any], claims: list[dict[str, Any]], model: Model, nodes: NodeUse,
@@ -96,7 +107,8 @@ def _device_verdicts(claims: list[dict[str, Any]], model: Model, candidates: lis
         node = model.node(name)
         groups.setdefault((cls, tuple(s is None or s.matches(node) for s in selectors)), []).append(name)
     out: PerNode = {}
-    for names in groups.values():
+    for i, names in enumerate(groups.values()):
+        budget.report(i, len(groups), f"node {names[0]}")
         got = allocate(claims, model, Call(nodes=names[:1], limits=Limits(budget.max_steps, budget.deadline)))
         verdict = _verdict(got)
         for n in names:

@@ -30,6 +30,7 @@ from webhook.rules.names import (
     byte_len,
     is_dns1123_label,
     is_dns1123_subdomain,
+    is_label,
     is_label_value,
     is_path_segment_prefix,
     is_qualified_name,
@@ -142,7 +143,7 @@ def _names(meta: dict[str, Any], rules: MetaRules, namespaced: bool) -> list[Fie
     else:
         errs += [invalid(AT["name"], name, m) for m in rules.name_check(name)]
     ns = _text(meta.get("namespace"), AT["namespace"], errs)
-    if namespaced and ns:
+    if namespaced and ns and not is_label(ns):
         errs += [invalid(AT["namespace"], ns, m) for m in is_dns1123_label(ns)]
     return errs
 
@@ -166,8 +167,12 @@ def _text(value: Any, path: FieldPath, errs: list[FieldError]) -> str:
 
 # --- what CREATE and UPDATE share ---------------------------------------------------------
 
+_COMMON_KEYS = frozenset({"generation", "labels", "annotations", "ownerReferences", "finalizers"})
+
 
 def _common(meta: dict[str, Any], *, check_generation: bool = True) -> list[FieldError]:
+    if _COMMON_KEYS.isdisjoint(meta):
+        return []  # the usual object: none of these set, nothing to check
     errs: list[FieldError] = []
     gen = meta.get("generation")
     if check_generation and isinstance(gen, int) and not isinstance(gen, bool) and gen < 0:

@@ -9,7 +9,8 @@ middleware hook) and answers exactly these two with the same results the Flask r
 the same status codes, JSON error bodies, limits, metrics and log lines. Every other request,
 including other methods on these paths (Flask answers 405), goes on to Flask.
 
-Errors, as the Flask error handlers answer them: ``BadReview`` → its 4xx with
+Errors: one function per channel (``bad_review``, ``http_error``, ``internal_error``), which the
+Flask error handlers call too: ``BadReview`` → its 4xx with
 ``{"error", "code"}``, counted in ``dra_webhook_bad_requests_total`` and logged as a warning; a
 Werkzeug HTTP error (a body stream over its limit) → its code; anything else is a bug: JSON 500,
 ``dra_webhook_internal_errors_total``, logged once with the request's uid.
@@ -102,25 +103,15 @@ class AdmissionEndpoints:
     def answer(self, environ: dict[str, Any], endpoint: Endpoint) -> tuple[int, bytes]:
         """(HTTP status, JSON body) for one admission request; never raises."""
         seen: dict[str, str | None] = {"uid": None, "kind": "unknown"}
+        path = environ.get("PATH_INFO")
         try:
             return 200, json_body(self._admit(environ, endpoint, seen))
         except BadReview as e:
-            self.metrics.BAD_REQUESTS.labels(str(e.status)).inc()
-            log.warning("bad request: %s", e, extra={"status": e.status, "path": environ.get("PATH_INFO")})
-            return e.status, json_body({"error": str(e), "code": e.status})
+            return bad_review(e, self.metrics, path)
         except HTTPException as e:
-            code = e.code or 500
-            if isinstance(e, RequestEntityTooLarge):
-                msg = f"request body larger than {self.holder.current.max_body_bytes} bytes"
-            else:
-                msg = e.description or e.name
-            self.metrics.BAD_REQUESTS.labels(str(code)).inc()
-            return code, json_body({"error": msg, "code": code})
+            return http_error(e, self.metrics, self.holder.current.max_body_bytes)
         except Exception as e:
-            self.metrics.ERRORS.inc()
-            log.exception("internal error answering a review",
-                          extra={**seen, "path": environ.get("PATH_INFO")})
-            return 500, json_body({"error": f"internal error: {type(e).__name__}", "code": 500})
+            return internal_error(e, self.metrics, {**seen, "path": path})
 
     def _admit(self, environ: dict[str, Any], endpoint: Endpoint, seen: dict[str, str | None]) -> Any:
         """Read, review, record; the AdmissionReview to send."""
@@ -140,6 +131,39 @@ class AdmissionEndpoints:
             metrics.IN_FLIGHT.dec()
         record(metrics, endpoint, req, out, answer, time.monotonic() - started, settings)
         return answer.review
+
+
+# ---------------------------------------------------------------- the error channels
+# One function per channel, used by ``AdmissionEndpoints.answer`` and by the Flask error handlers
+# (``app._add_error_handlers``) alike: the same status, JSON body, metric and log line from both.
+
+def bad_review(e: BadReview, metrics: Instruments, path: str | None) -> tuple[int, bytes]:
+    """A body that is not a usable AdmissionReview: its 4xx with ``{"error", "code"}``, counted in
+    ``dra_webhook_bad_requests_total`` and logged as a warning."""
+    metrics.BAD_REQUESTS.labels(str(e.status)).inc()
+    log.warning("bad request: %s", e, extra={"status": e.status, "path": path})
+    return e.status, json_body({"error": str(e), "code": e.status})
+
+
+def http_error(e: HTTPException, metrics: Instruments, max_body_bytes: int) -> tuple[int, bytes]:
+    """A Werkzeug HTTP error (a body over its limit, a method not allowed): its code, counted as a
+    bad request."""
+    code = e.code or 500
+    if isinstance(e, RequestEntityTooLarge):
+        msg = f"request body larger than {max_body_bytes} bytes"
+    else:
+        msg = e.description or e.name
+    metrics.BAD_REQUESTS.labels(str(code)).inc()
+    return code, json_body({"error": msg, "code": code})
+
+
+def internal_error(e: Exception, metrics: Instruments, context: dict[str, Any]) -> tuple[int, bytes]:
+    """A bug: JSON 500 naming only the exception's type, ``dra_webhook_internal_errors_total``, and
+    one log line with the traceback and ``context`` (the request's uid and kind when known, the
+    path). Call it from inside the ``except`` block."""
+    metrics.ERRORS.inc()
+    log.exception("internal error answering a review", extra=context)
+    return 500, json_body({"error": f"internal error: {type(e).__name__}", "code": 500})
 
 
 def record(metrics: Instruments, endpoint: Endpoint, req: AdmissionRequest, out: Outcome,

@@ -19,12 +19,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, g, jsonify, request
-from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+from werkzeug.exceptions import HTTPException
 
 from webhook import BadReview, __version__
 from webhook.admission.pipeline import Endpoint
 from webhook.config import Settings, settings_fingerprint
-from webhook.server.admit import AdmissionEndpoints
+from webhook.server.admit import AdmissionEndpoints, bad_review, http_error, internal_error
 from webhook.server.live_config import SettingsHolder
 from webhook.state.base import StateSource, stale_note
 
@@ -177,27 +177,21 @@ def _add_status_routes(app: Flask, holder: SettingsHolder, state: StateSource | 
 
 
 def _add_error_handlers(app: Flask, holder: SettingsHolder, metrics: Instruments) -> None:
-    """The two error channels: JSON 4xx for bad requests, JSON 500 (logged once) for bugs."""
+    """The error channels (``admit``'s functions, shared with the admission endpoints): JSON 4xx for
+    bad requests and HTTP errors, JSON 500 (logged once) for bugs."""
+
+    def send(answer: tuple[int, bytes]) -> tuple[Response, int]:
+        code, body = answer
+        return Response(body, status=code, mimetype="application/json"), code
 
     @app.errorhandler(BadReview)
-    def bad_review(e: BadReview) -> tuple[Response, int]:
-        metrics.BAD_REQUESTS.labels(str(e.status)).inc()
-        log.warning("bad request: %s", e, extra={"status": e.status, "path": request.path})
-        return jsonify({"error": str(e), "code": e.status}), e.status
+    def bad_review_handler(e: BadReview) -> tuple[Response, int]:
+        return send(bad_review(e, metrics, request.path))
 
     @app.errorhandler(HTTPException)
-    def http_error(e: HTTPException) -> tuple[Response, int]:
-        code = e.code or 500
-        if isinstance(e, RequestEntityTooLarge):
-            msg = f"request body larger than {holder.current.max_body_bytes} bytes"
-        else:
-            msg = e.description or e.name
-        metrics.BAD_REQUESTS.labels(str(code)).inc()
-        return jsonify({"error": msg, "code": code}), code
+    def http_error_handler(e: HTTPException) -> tuple[Response, int]:
+        return send(http_error(e, metrics, holder.current.max_body_bytes))
 
     @app.errorhandler(Exception)
-    def internal_error(e: Exception) -> tuple[Response, int]:
-        metrics.ERRORS.inc()
-        log.exception("internal error answering a review",
-                      extra={"uid": g.get("uid"), "kind": g.get("kind"), "path": request.path})
-        return jsonify({"error": f"internal error: {type(e).__name__}", "code": 500}), 500
+    def internal_error_handler(e: Exception) -> tuple[Response, int]:
+        return send(internal_error(e, metrics, {"uid": g.get("uid"), "kind": g.get("kind"), "path": request.path}))

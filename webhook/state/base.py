@@ -6,10 +6,25 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate",
          "Workload", "PodGroup", "Node", "Pod", "DeviceTaintRule")
+
+
+class Change(NamedTuple):
+    """The one object a snapshot differs by from its predecessor (one watch event), so what was
+    derived from the predecessor can be updated instead of rebuilt (``allocator.model``)."""
+
+    kind: str
+    base: tuple[dict[str, Any], ...]
+    """The kind's tuple in the predecessor (identity tells a consumer it holds that one)."""
+    old: dict[str, Any] | None
+    """The object replaced or removed (None: added)."""
+    new: dict[str, Any] | None
+    """The object added or replacing ``old`` (None: removed)."""
+    position: int
+    """Its position in the kind's tuple (of the predecessor's, for a removal)."""
 
 
 @dataclass(frozen=True)
@@ -26,6 +41,8 @@ class ClusterSnapshot:
     """``time.time()`` of the last complete sync; 0 when never synced."""
     version: int = 0
     """Increases with every new snapshot from the same source (cache keys use it)."""
+    change: Change | None = None
+    """Set when this snapshot follows its predecessor by one object (a watch event)."""
 
     @classmethod
     def from_objects(cls, objs: Iterable[dict[str, Any]], source: str = "objects",

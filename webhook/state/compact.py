@@ -38,26 +38,32 @@ def trimmed(kind: str, obj: dict[str, Any]) -> dict[str, Any] | None:
 class Compactor:
     """Shares equal sub-structures between the objects it is given (see the module doc).
 
-    The table of shared values is bounded: past ``max_entries`` it starts afresh (sharing is an
-    optimisation; objects compacted before keep what they share)."""
+    A structure is remembered from its second sighting on: the first only sets a bit in a
+    fixed bitmap of key hashes (``_seen``), so the unique parts of a state (a device whose
+    attributes hold its own UUID) cost the table no key. A hash collision only remembers a
+    structure early. Keys are flat tuples (``_key``). The table of shared values is bounded:
+    past ``max_entries`` it starts afresh (sharing is an optimisation; objects compacted before
+    keep what they share)."""
 
-    __slots__ = ("_table", "max_entries")
+    __slots__ = ("_table", "_seen", "_sightings", "max_entries")
 
     def __init__(self, max_entries: int = 1 << 18) -> None:
         self._table: dict[tuple[Any, ...], Any] = {}
+        self._seen = bytearray(_SEEN_BYTES)
+        self._sightings = 0
         self.max_entries = max_entries
 
     def object(self, obj: dict[str, Any]) -> dict[str, Any]:
         """An equal copy of ``obj`` (a new top-level dict) sharing sub-structures with earlier ones."""
         if len(self._table) > self.max_entries:
             self._table.clear()
+            self._seen = bytearray(_SEEN_BYTES)
         return {_intern(k) if type(k) is str else k: self._value(v)[0] for k, v in obj.items()}
 
     def _value(self, v: Any) -> tuple[Any, bool]:
         """(the shared value, whether it is new). A container holding a new value cannot equal
-        an earlier one, so it is not looked up nor remembered: the table holds no key for the
-        unique parts of a state (a device with a UUID), at the price of sharing a structure
-        nesting ``d`` levels of containers only from its ``d + 2``-th occurrence on."""
+        an earlier one, so it is not looked up nor remembered; a structure nesting ``d`` levels
+        of containers is shared from about its ``2d + 2``-th occurrence on."""
         t = type(v)
         if t is str:
             return _intern(v), False
@@ -70,7 +76,7 @@ class Compactor:
                 items.append((_intern(k) if type(k) is str else k, x))
             if fresh:
                 return dict(items), True
-            key: tuple[Any, ...] = (dict, *[(k, *_token(x)) for k, x in items])
+            key: tuple[Any, ...] = (dict, *[tok for k, x in items for tok in (k, _token(x))])
         elif t is list:
             values = []
             fresh = False
@@ -86,15 +92,37 @@ class Compactor:
         got = self._table.get(key)
         if got is not None:
             return got, False
-        got = self._table[key] = dict(items) if t is dict else values
-        return got, True
+        made = dict(items) if t is dict else values
+        h = hash(key) & _SEEN_MASK
+        byte, bit = h >> 3, 1 << (h & 7)
+        if self._seen[byte] & bit:
+            self._table[key] = made
+        else:
+            self._seen[byte] |= bit
+            self._sightings += 1
+            if self._sightings > _SEEN_MAX:  # mostly set bits would remember everything
+                self._seen, self._sightings = bytearray(_SEEN_BYTES), 0
+        return made, True
 
 
-def _token(v: Any) -> tuple[Any, Any]:
-    """What tells a (shared) value apart: containers by identity, scalars by type and value
-    (1, 1.0 and True are equal in Python, not in JSON)."""
+_SEEN_BITS = 1 << 20
+"""Bits of ``Compactor._seen`` (128 KiB)."""
+_SEEN_BYTES = _SEEN_BITS >> 3
+_SEEN_MASK = _SEEN_BITS - 1
+_SEEN_MAX = _SEEN_BITS >> 3
+"""First sightings before the bitmap starts afresh (at most an eighth of its bits set, so a
+unique structure is remembered by a collision about one time in ten; a repeated one whose
+first sighting was forgotten is remembered from its next)."""
+
+
+def _token(v: Any) -> Any:
+    """What tells a (shared) value apart in a key: a container by its identity (a bare int:
+    no other token is one), a string as itself, other scalars with their type (1, 1.0 and True
+    are equal in Python, not in JSON)."""
     t = type(v)
-    return (None, id(v)) if t is dict or t is list else (t, v)
+    if t is str or v is None:
+        return v
+    return id(v) if t is dict or t is list else (t, v)
 
 
 def compact_all(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:

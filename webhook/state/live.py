@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from webhook import ConfigError
-from webhook.state.base import KINDS, ClusterSnapshot
+from webhook.state.base import KINDS, Change, ClusterSnapshot
 from webhook.state.compact import COMPACT_KINDS, Compactor, trimmed
 from webhook.state.reflector import API_VERSIONS, KIND_APIS, KindStatus, Reflector, ReflectorOptions
 
@@ -93,23 +93,37 @@ class SnapshotStore:
         lines = sorted(f"{_meta_str(o, 'uid')}:{_rv(o)}\n" for o in self._snap.of(kind))
         return hashlib.sha256("".join(lines).encode()).hexdigest()[:16]
 
-    def replace(self, kind: str, items: Iterable[Any], resource_version: str) -> ClusterSnapshot:
-        """Make ``items`` the whole content of ``kind`` (after a LIST); objects without a name are
-        skipped. Publishes a new snapshot only when something changed."""
-        new: dict[str, dict[str, Any]] = {}
+    def prepare(self, kind: str, items: Iterable[Any]) -> list[Any]:
+        """``items`` (one page of a LIST) as ``replace`` would store them: an object the store
+        holds at the same resourceVersion as stored, others trimmed and compacted (objects the
+        state does not keep left out). A reflector prepares each page as it arrives, so a LIST
+        is never held decoded whole: the decoded page is dropped before the next one comes."""
         stored = self._objs[kind]
+        out: list[Any] = []
         for obj in items:
             key = object_key(obj)
             if key is None:
                 log.info("cluster state: ignoring a listed %s without metadata.name", kind)
                 continue
             had = stored.get(key)
-            rv = _rv(obj) if isinstance(obj, dict) else ""
+            rv = _rv(obj)
             # An object the store holds at the same resourceVersion is kept as stored: a resync
             # costs no compaction, and the allocator's caches (keyed on identity) stay valid.
             kept = had if had is not None and rv != "" and _rv(had) == rv else self._normalise(kind, obj)
             if kept is not None:
-                new[key] = kept
+                out.append(kept)
+        return out
+
+    def replace(self, kind: str, items: Iterable[Any], resource_version: str, *,
+                prepared: bool = False) -> ClusterSnapshot:
+        """Make ``items`` the whole content of ``kind`` (after a LIST); objects without a name are
+        skipped. ``prepared``: the items come from ``prepare`` (stored as they are). Publishes a
+        new snapshot only when something changed."""
+        new: dict[str, dict[str, Any]] = {}
+        for obj in items if prepared else self.prepare(kind, items):
+            key = object_key(obj)
+            if key is not None:
+                new[key] = obj
         with self._lock:
             old = self._objs[kind]
             self._rv[kind] = resource_version
@@ -157,20 +171,21 @@ class SnapshotStore:
             # instead of rebuilding it from the dict.
             prev = self._snap.of(kind)
             i = bisect.bisect_left(keys, key)
+            had = objs.get(key)
             if typ == "DELETED":
-                if key not in objs:
+                if had is None:
                     return self._snap
                 del objs[key]
                 del keys[i]
                 tup = prev[:i] + prev[i + 1:]
+                return self._publish(kind, tup, Change(kind, prev, had, None, i))
+            if had is not None:
+                tup = prev[:i] + (obj,) + prev[i + 1:]
             else:
-                if key in objs:
-                    tup = prev[:i] + (obj,) + prev[i + 1:]
-                else:
-                    keys.insert(i, key)
-                    tup = prev[:i] + (obj,) + prev[i:]
-                objs[key] = obj
-            return self._publish(kind, tup)
+                keys.insert(i, key)
+                tup = prev[:i] + (obj,) + prev[i:]
+            objs[key] = obj
+            return self._publish(kind, tup, Change(kind, prev, had, obj, i))
 
     def _normalise(self, kind: str, obj: dict[str, Any]) -> dict[str, Any] | None:
         """The object as stored: trimmed and compacted (``compact.py``); None: not kept."""
@@ -188,12 +203,14 @@ class SnapshotStore:
             obj["apiVersion"] = self._api_versions[kind]
         return obj
 
-    def _publish(self, kind: str, tup: tuple[dict[str, Any], ...]) -> ClusterSnapshot:
-        """Swap in the next snapshot with ``tup`` for ``kind``; caller holds the lock."""
+    def _publish(self, kind: str, tup: tuple[dict[str, Any], ...], change: Change | None = None) -> ClusterSnapshot:
+        """Swap in the next snapshot with ``tup`` for ``kind`` (``change``: what one event
+        changed); caller holds the lock."""
         prev = self._snap
         objects = dict(prev.objects)
         objects[kind] = tup
-        self._snap = ClusterSnapshot(MappingProxyType(objects), prev.source, time.time(), prev.version + 1)
+        self._snap = ClusterSnapshot(MappingProxyType(objects), prev.source, time.time(), prev.version + 1,
+                                     change)
         return self._snap
 
 

@@ -33,7 +33,6 @@ from kubernetes.client.exceptions import ApiException
 
 from webhook.rules.registry import by_kind
 from webhook.state.base import ClusterSnapshot
-from webhook.state.compact import TRIMMED, trimmed
 from webhook.state.pods import FIELD_SELECTOR
 
 log = logging.getLogger(__name__)
@@ -54,6 +53,9 @@ class KindAPI:
     namespaced: bool
     field_selector: str = ""
     """Sent with every LIST and WATCH: the objects the state keeps (pods: not terminal ones)."""
+    max_page: int = 0
+    """The largest LIST page of this kind (0: ``ReflectorOptions.page_size``). A page is held
+    decoded until it is compacted, and what a process once held it keeps in its heap."""
 
     @property
     def resource(self) -> str:
@@ -64,18 +66,23 @@ class KindAPI:
         return f"{plural}.{group}" if group else plural
 
 
-def _api(kind: str, api_class: str, method: str, field_selector: str = "") -> KindAPI:
+def _api(kind: str, api_class: str, method: str, field_selector: str = "", max_page: int = 0) -> KindAPI:
     """A kind we have rules for: group, version, plural and scope come from its ``KindRules``."""
     rules = by_kind(kind)
     assert rules is not None, kind
     method += "_for_all_namespaces" if rules.namespaced else ""
     root = "/apis" if rules.group else "/api"
     return KindAPI(kind, rules.api_version(), api_class, method,
-                   f"{root}/{rules.api_version()}/{rules.plural}", rules.namespaced, field_selector)
+                   f"{root}/{rules.api_version()}/{rules.plural}", rules.namespaced, field_selector, max_page)
 
+
+SLICE_PAGE = 100
+"""ResourceSlices per LIST page: a slice holds up to 128 devices (~30 KiB of JSON, 7x that
+decoded), so a page of 500 could be 100 MiB decoded; 100 keep a page near the size of a page of
+other kinds' objects."""
 
 KIND_APIS: dict[str, KindAPI] = {a.kind: a for a in (
-    _api("ResourceSlice", "ResourceV1Api", "list_resource_slice"),
+    _api("ResourceSlice", "ResourceV1Api", "list_resource_slice", max_page=SLICE_PAGE),
     _api("DeviceClass", "ResourceV1Api", "list_device_class"),
     _api("ResourceClaim", "ResourceV1Api", "list_resource_claim"),
     _api("ResourceClaimTemplate", "ResourceV1Api", "list_resource_claim_template"),
@@ -161,7 +168,10 @@ class KindStatus:
 class Sink(Protocol):
     """Where a reflector puts what it lists and watches (``live.SnapshotStore``)."""
 
-    def replace(self, kind: str, items: list[Any], resource_version: str) -> ClusterSnapshot: ...
+    def prepare(self, kind: str, items: list[Any]) -> list[Any]: ...
+
+    def replace(self, kind: str, items: list[Any], resource_version: str, *,
+                prepared: bool = False) -> ClusterSnapshot: ...
 
     def apply_event(self, kind: str, event: Any) -> ClusterSnapshot: ...
 
@@ -287,7 +297,8 @@ class Reflector:
             kwargs: dict[str, Any] = {"_preload_content": False,
                                       "_request_timeout": self._timeouts(self.options.request_timeout_seconds)}
             if self.options.page_size > 0:
-                kwargs["limit"] = int(self.options.page_size)
+                limit = int(self.options.page_size)
+                kwargs["limit"] = min(limit, self.api.max_page) if self.api.max_page else limit
             if cont:
                 kwargs["_continue"] = cont
             if self.api.field_selector:
@@ -314,17 +325,18 @@ class Reflector:
                 page = []
             if not isinstance(page, list):
                 raise ValueError("LIST response has no items list")
-            if self.api.kind in TRIMMED:  # what the state keeps, page by page: a LIST of every
-                page = [kept for o in page  # pod must not be held whole at once
-                        if (kept := trimmed(self.api.kind, o) if isinstance(o, dict) else o) is not None]
-            items.extend(page)
+            # Each page in the form the state keeps (trimmed, compacted) as it arrives, so a
+            # LIST is never held decoded whole: the peak is one decoded page, not the cluster.
             meta = doc.get("metadata")
             meta = meta if isinstance(meta, dict) else {}
+            del doc, body
+            items.extend(self._sink.prepare(self.api.kind, page))
+            del page
             cont = meta.get("continue") if isinstance(meta.get("continue"), str) else None
             if not cont:
                 rv = meta.get("resourceVersion")
                 break
-        self._sink.replace(self.api.kind, items, rv if isinstance(rv, str) else "")
+        self._sink.replace(self.api.kind, items, rv if isinstance(rv, str) else "", prepared=True)
         st = self.status
         now = time.monotonic()
         if not st.synced or st.served is False:

@@ -26,7 +26,7 @@ only when at least ``minCount`` of them (bound ones included) are placed.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,8 @@ class PodPlacement:
     claims: list[str]
     outcome: Allocation
     """The allocator's answer for this pod, node-filter reasons included."""
+    group: str = ""
+    """The PodGroup it belongs to (``namespace/name``), or ""."""
 
 
 @dataclass
@@ -80,6 +82,8 @@ class Placement:
     """Placement stopped before every replica was tried (cap or deadline): ``placed`` is a floor."""
     released: list[str] = field(default_factory=list)
     """Allocated claims the scheduler would deallocate on the way (``namespace/name``; step 5)."""
+    gangs: dict[str, Reason] = field(default_factory=dict)
+    """PodGroup (``namespace/name``) -> the note of a gang below minCount whose pods were unplaced."""
 
     @property
     def feasible(self) -> bool:
@@ -118,7 +122,8 @@ class _Run:
 
 
 def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: FeatureGates, *,
-          max_steps: int, deadline: float, only: str | None = None, sweep: bool = False) -> Placement:
+          max_steps: int, deadline: float, only: str | None = None, sweep: bool = False,
+          report: Callable[[int, int, str], None] | None = None) -> Placement:
     """Place the pods of ``workloads`` (in order, each workload's replicas in order), on node
     ``only`` or on any Node. Never raises on odd input: a problem becomes the answer.
 
@@ -128,7 +133,8 @@ def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: Fe
     only grows, so it keeps this one off too, and those nodes were searched for fatal errors by
     the first replica, which looks at every node. A replica that fits nowhere from there is
     tried on every node again, so the pod that does not fit gets its full answer; the step
-    budget is no longer spent on the nodes the earlier replicas filled."""
+    budget is no longer spent on the nodes the earlier replicas filled. ``report`` is told
+    ``(i, replicas, pod)`` before each pod (progress of a long run)."""
     run = _Run(model, lookup, gates, max_steps, deadline)
     if only is not None:
         run.nodes.facts = {k: v for k, v in run.nodes.facts.items() if k == only}
@@ -144,10 +150,12 @@ def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: Fe
                                       "the deadline was reached before every pod was placed: more may fit"))
                 return _gangs(run, out)
             pod = w.pod(i)
+            if report is not None:
+                report(len(out.pods), out.replicas, f"pod {w.pod_name(i)}")
             if filtered is None:
                 pf = PodFilter.of(pod)
                 filtered = Filtered(pf, run.nodes, bool(pf.node_name))
-                gkey = _group_key(pod)
+                gkey = group_key(pod)
                 if gkey:
                     run.members[gkey] = run.members.get(gkey, 0) + w.replicas
             got = _place_one(run, pod, filtered, start)
@@ -163,7 +171,7 @@ def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: Fe
     return _gangs(run, out)
 
 
-def _group_key(pod: dict[str, Any]) -> str:
+def group_key(pod: dict[str, Any]) -> str:
     """``namespace/name`` of the pod's PodGroup (``spec.schedulingGroup``), or ""."""
     name = as_dict(as_dict(pod.get("spec")).get("schedulingGroup")).get("podGroupName")
     if not isinstance(name, str) or not name:
@@ -173,7 +181,7 @@ def _group_key(pod: dict[str, Any]) -> str:
 
 def _group_of(run: _Run, pod: dict[str, Any]) -> tuple[str, dict[str, Any] | None, list[str]]:
     """(``namespace/name`` of the pod's PodGroup or "", the PodGroup, notes)."""
-    gkey = _group_key(pod)
+    gkey = group_key(pod)
     if not gkey:
         return "", None, []
     ns, name = gkey.split("/", 1)
@@ -199,7 +207,7 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: Filtered, start: int | 
         out = Allocation()
         out.summary = why[0]
         out.reasons = why
-        return PodPlacement(label, None, [u.key for u in uses], out)
+        return PodPlacement(label, None, [u.key for u in uses], out, gkey)
     _hold_allocated(run, uses, raws)
     # Replicas of one template ask for claims of the same content (names aside, which no search
     # reads) until a shared claim gets allocated: what fit for one fits for the next.
@@ -219,9 +227,9 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: Filtered, start: int | 
                 return _place_one(run, pod, filtered)
         if not out.feasible:
             _add_rejected(out, rejected, len(run.nodes.facts), len(candidates))
-            return PodPlacement(label, None, [u.key for u in uses], out)
+            return PodPlacement(label, None, [u.key for u in uses], out, gkey)
     _commit(run, out, uses, filtered.pf)
-    got = PodPlacement(label, out.node, [u.key for u in uses], out)
+    got = PodPlacement(label, out.node, [u.key for u in uses], out, gkey)
     if group is not None and _gang_min(group) > 1:
         run.groups.setdefault(gkey, []).append(got)
     return got
@@ -417,8 +425,9 @@ def _gangs(run: _Run, out: Placement) -> Placement:
         out.placed -= len(placed)
         unbound = {c for p in placed for c in p.claims}  # nor are their claims allocated
         out.allocations = [a for a in out.allocations if a["claim"] not in unbound]
-        out.notes.append(note(f"PodGroup {gkey} needs {need} pods (gang minCount), only "
-                              f"{len(placed) + bound} fit: none of its pods is bound"))
+        out.gangs[gkey] = note(f"PodGroup {gkey} needs {need} pods (gang minCount), only "
+                               f"{len(placed) + bound} fit: none of its pods is bound")
+        out.notes.append(out.gangs[gkey])
     return out
 
 

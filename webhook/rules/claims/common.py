@@ -6,7 +6,7 @@ Pure; every function takes raw JSON values and returns field errors, never raise
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from webhook.cel import MAX_EXPRESSION_LENGTH, CelCompileError, Selector, compile_result
@@ -17,7 +17,6 @@ from webhook.fielderrors import (
     forbidden,
     internal,
     invalid,
-    merge_declarative,
     not_supported,
     required,
     too_long,
@@ -60,13 +59,6 @@ def name_of(item: Any) -> Any:
         return None
     name = item.get("name")
     return name if isinstance(name, str) else "" if name is None else None
-
-
-def merge(by_hand: list[FieldError], declarative: Sequence[FieldError]) -> list[FieldError]:
-    """The apiserver's answer: the handwritten errors, then each declarative one that does not
-    repeat a handwritten error's field and reason (upstream replaces the covered one with it;
-    the repeat is kept on its ``shadows``)."""
-    return merge_declarative(by_hand, declarative)
 
 
 def is_str(value: Any) -> bool:
@@ -188,12 +180,25 @@ def _compiled(expr: str, gates: FeatureGates, derived: bool) -> Selector | CelCo
 
 
 def _compiles(sel: Any, gates: FeatureGates) -> bool:
+    return compiles(sel, gates.enabled(Gate.DRA_LIST_TYPE_ATTRIBUTES), gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY))
+
+
+def compiles(sel: Any, list_types: bool, consumable_capacity: bool) -> bool:
     """A selector ``{"cel": {"expression": ...}}`` whose expression is certainly short enough
-    (≤ 4 bytes a character) and compiles: nothing to report, no path to build."""
+    (≤ 4 bytes a character) and compiles with these gates (as ``_compiled``): nothing to report,
+    no path to build."""
     cel = sel.get("cel") if isinstance(sel, dict) else None
     expr = cel.get("expression") if isinstance(cel, dict) else None
-    return (isinstance(expr, str) and 4 * len(expr) <= MAX_EXPRESSION_LENGTH
-            and not isinstance(_compiled(expr, gates, False), CelCompileError))
+    return isinstance(expr, str) and 4 * len(expr) <= MAX_EXPRESSION_LENGTH \
+        and _expression_compiles(expr, list_types, consumable_capacity)
+
+
+@lru_cache(maxsize=4096)
+def _expression_compiles(expr: str, list_types: bool, consumable_capacity: bool) -> bool:
+    """The verdict alone, remembered apart from the compiled program (a pure function of its
+    arguments; the CEL cache behind ``compile_result`` takes a lock and keeps LRU order)."""
+    return not isinstance(compile_result(expr, list_types=list_types, consumable_capacity=consumable_capacity),
+                          CelCompileError)
 
 
 def validate_selectors(value: Any, path: FieldPath, gates: FeatureGates, *, stored: bool = False

@@ -11,7 +11,8 @@ shadows of handwritten rules and are left out.
 
 Every function takes the new value, the old value it corresponds to on UPDATE (``NO_OLD`` when
 there is none) and the path. On UPDATE a value equal to its old one is not validated again (the
-tags ratchet); list items are paired with old items by their key where the list is a map.
+tags ratchet, ``webhook.rules.declarative``); list items are paired with old items by their key
+where the list is a map.
 Wrong JSON types never reach here in the server (the apiserver decodes first) and are skipped. Pure.
 """
 
@@ -23,9 +24,7 @@ from typing import Any
 from webhook.fielderrors import FieldError, FieldPath, duplicate, invalid, not_supported, required, too_long, too_many
 from webhook.rules.claims import names
 from webhook.rules.claims.update import equal
-
-NO_OLD: Any = object()
-"""The value has no old counterpart (CREATE, or a list item new on UPDATE)."""
+from webhook.rules.declarative import NO_OLD, old_member, unchanged
 
 ALLOCATION_MODES = ("All", "ExactCount")
 TOLERATION_OPERATORS = ("Equal", "Exists")
@@ -42,13 +41,11 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _get(old: Any, key: str) -> Any:
-    """The old member ``key`` (``NO_OLD`` below a value that has no old counterpart)."""
-    return NO_OLD if old is NO_OLD else _obj(old).get(key)
+_get = old_member
 
 
 def _same(new: Any, old: Any) -> bool:
-    return old is not NO_OLD and equal(new, old)
+    return unchanged(new, old, equal)
 
 
 def _items(new: Any, old: Any, path: FieldPath, limit: int | None, check: Check | None = None,

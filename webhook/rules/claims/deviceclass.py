@@ -14,7 +14,6 @@ from webhook.rules import meta
 from webhook.rules.claims import declarative
 from webhook.rules.claims.common import (
     CONFIG_MAX,
-    merge,
     opaque_parameters,
     validate_opaque_config,
     validate_selectors,
@@ -23,10 +22,9 @@ from webhook.rules.claims.common import (
 from webhook.rules.claims.names import extended_resource_name
 from webhook.rules.claims.update import equal
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.declarative import NO_OLD, merge
 from webhook.rules.kind import KindRules, OpaqueParameters
 from webhook.rules.shape import as_list, as_object, mapping, type_error
-
-NO_OLD = declarative.NO_OLD
 
 SPEC = FieldPath.root("spec")
 

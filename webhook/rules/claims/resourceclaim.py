@@ -79,14 +79,17 @@ def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     return out + shape_hints(spec, SPEC)
 
 
+#: Members of a v1beta1 request that v1 has under ``exactly``.
+V1BETA1_REQUEST_KEYS = frozenset({"deviceClassName", "selectors", "count", "allocationMode"})
+
+
 def shape_hints(spec: Any, path: FieldPath) -> list[str]:
     """One warning per request written in the v1beta1 shape (class/selectors on the request)."""
     devices = spec.get("devices") if isinstance(spec, dict) else None
     reqs = devices.get("requests") if isinstance(devices, dict) else None
     out = []
     for i, r in enumerate(reqs if isinstance(reqs, list) else []):
-        if isinstance(r, dict) and any(k in r for k in ("deviceClassName", "selectors", "count",
-                                                         "allocationMode")):
+        if isinstance(r, dict) and not V1BETA1_REQUEST_KEYS.isdisjoint(r):
             p = path.child("devices", "requests").index(i)
             out.append(f"{p}: v1beta1 request shape; in resource.k8s.io/v1 these fields go under exactly")
     return out[:3]

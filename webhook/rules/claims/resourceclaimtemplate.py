@@ -13,9 +13,10 @@ from webhook.rules import meta
 from webhook.rules.claims.common import opaque_parameters
 from webhook.rules.claims.mutate import default_claim_spec, plan_spec_strips
 from webhook.rules.claims.resourceclaim import ADMIN_ACCESS_WARNING, shape_hints, uses_admin_access
-from webhook.rules.claims.spec import NO_OLD, validate_claim_spec
+from webhook.rules.claims.spec import validate_claim_spec
 from webhook.rules.claims.update import validate_spec_immutable
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.declarative import NO_OLD
 from webhook.rules.kind import KindRules, OpaqueParameters
 from webhook.rules.shape import as_object, mapping
 

@@ -23,7 +23,6 @@ from webhook.rules.claims.common import (
     REQUESTS_MAX,
     RequestNames,
     check_cel,
-    merge,
     name_of,
     validate_device_class_name,
     validate_opaque_config,
@@ -34,11 +33,12 @@ from webhook.rules.claims.common import (
     within,
 )
 from webhook.rules.claims.names import fully_qualified_name_by_hand
+from webhook.rules.claims.plain import is_plain_claim_spec
 from webhook.rules.context import RuleContext
+from webhook.rules.declarative import NO_OLD, merge
 from webhook.rules.shape import as_list, as_object, type_error
 
 ALLOCATION_MODES = ("All", "ExactCount")
-NO_OLD = declarative.NO_OLD
 
 
 @dataclass
@@ -57,7 +57,15 @@ class _Claim:
 
 
 def validate_claim_spec(spec: Any, path: FieldPath, ctx: RuleContext, old: Any = NO_OLD) -> list[FieldError]:
-    """Every rule on a ResourceClaimSpec at ``path`` (``spec`` or ``spec.spec``)."""
+    """Every rule on a ResourceClaimSpec at ``path`` (``spec`` or ``spec.spec``): none to run for
+    a spec ``plain`` vouches for on CREATE."""
+    if old is NO_OLD and is_plain_claim_spec(spec, ctx.gates):
+        return []
+    return all_rules(spec, path, ctx, old)
+
+
+def all_rules(spec: Any, path: FieldPath, ctx: RuleContext, old: Any = NO_OLD) -> list[FieldError]:
+    """Both passes over a ResourceClaimSpec, merged (the full rules, without the shortcut)."""
     errs: list[FieldError] = []
     spec_d = as_object(spec, path, errs)
     if spec_d is not None:

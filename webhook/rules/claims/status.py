@@ -31,7 +31,6 @@ from webhook.rules.claims.common import (
     CONFIG_MAX,
     RequestNames,
     driver_name,
-    merge,
     validate_opaque_config,
     validate_raw_object,
     validate_request_ref,
@@ -42,6 +41,7 @@ from webhook.rules.claims.common import (
 from webhook.rules.claims.mutate import strip_warning
 from webhook.rules.claims.update import equal
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.declarative import merge
 from webhook.rules.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_uuid
 from webhook.rules.shape import as_list, as_object, mapping
 from webhook.rules.slices.common import POOL_NAME_MAX, validate_node_selector

@@ -17,22 +17,22 @@ The v1beta1 scheduling types are validated by tags (``+k8s:immutable``, ``+k8s:o
    old list; Duplicate marks every later repeat of a key; items are validated against the old
    item with the same key, and an item equal to it is skipped.
 
-``NO_OLD`` stands for "no old value to compare with" (CREATE, or an item new to its list), as
-opposed to an old value that is null.
+``NO_OLD`` (no old value to compare with), ratcheting and the merge are the core's,
+``webhook.rules.declarative``; this module adds the Go shapes and the field engine.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from webhook.fielderrors import FieldError, FieldPath, duplicate, forbidden, invalid, not_supported, required, too_many
 from webhook.gates import Gate
 from webhook.rules.context import RuleContext
+from webhook.rules.declarative import NO_OLD, unchanged
 from webhook.rules.shape import type_error
-
-NO_OLD: Any = type("NoOld", (), {"__repr__": lambda self: "NO_OLD"})()
 
 
 @dataclass(frozen=True)
@@ -104,13 +104,6 @@ def is_set(value: Any, t: GoType | str) -> bool:
     return not (kind == "list" and value == [])
 
 
-def sub(value: Any, key: str) -> Any:
-    """The old value of member ``key`` (NO_OLD stays NO_OLD; a missing member is null)."""
-    if value is NO_OLD:
-        return NO_OLD
-    return value.get(key) if isinstance(value, dict) else None
-
-
 class Field:
     """One field being judged: where it is, its new and old value, and the request.
 
@@ -140,7 +133,10 @@ class Field:
 
     def unchanged(self) -> bool:
         """Ratcheting: nothing to do on an UPDATE that leaves the field as it was."""
-        return self.update and self.old is not NO_OLD and same(self.new, self.old, self.t)
+        return self.update and unchanged(self.new, self.old, self._same)
+
+    def _same(self, new: Any, old: Any) -> bool:
+        return same(new, old, self.t)
 
     def set(self) -> bool:
         return is_set(self.new, self.t)
@@ -148,9 +144,9 @@ class Field:
     def child(self, key: str, t: GoType | str) -> Field:
         new = self.new.get(key) if isinstance(self.new, dict) else None
         old = self.old
-        f = _new_field(Field)  # as item(key, new, sub(old, key), t), one call less: the hottest path
+        f = _new_field(Field)  # as item(key, new, old_member(old, key), t), inlined: the hottest path
         f._path, f._parent, f._step, f.new = None, self, key, new
-        f.old = old if old is NO_OLD else old.get(key) if isinstance(old, dict) else None  # sub()
+        f.old = old if old is NO_OLD else old.get(key) if isinstance(old, dict) else None  # old_member()
         f.t, f.ctx, f.update = t if isinstance(t, GoType) else _NAMED[t], self.ctx, self.update
         return f
 
@@ -346,13 +342,14 @@ def each(f: Field, key: str | None, validate: Callable[[Field], list[FieldError]
     items = f.new if isinstance(f.new, list) else []
     old_items = f.old if isinstance(f.old, list) else []
     item_t = _resolve(f.t).item or GoType("struct")
+    equal_item = partial(same, t=item_t)
     errs: list[FieldError] = []
     for i, item in enumerate(items):
         old = NO_OLD
         if key is not None:
             old = next((o for o in old_items if _key(o, key) == _key(item, key)), NO_OLD)
         g = f.item(i, item, old, item_t)
-        if f.update and old is not NO_OLD and same(item, old, item_t):
+        if f.update and unchanged(item, old, equal_item):
             continue
         errs += mistyped(g) or validate(g)
     return errs

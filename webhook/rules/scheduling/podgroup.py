@@ -15,10 +15,12 @@ from webhook.gates import Gate
 from webhook.patch import op_add, op_remove
 from webhook.rules import meta
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.declarative import NO_OLD
 from webhook.rules.kind import KindRules
 from webhook.rules.scheduling import common as sc
 from webhook.rules.scheduling import fields
-from webhook.rules.scheduling.declarative import NO_OLD, Field
+from webhook.rules.scheduling.declarative import Field
+from webhook.rules.scheduling.plain import is_plain_podgroup_spec
 from webhook.rules.shape import is_set, mapping, strip_warning, type_error
 
 SPEC = FieldPath.root("spec")
@@ -27,6 +29,9 @@ KNOWN_SPEC_FIELDS = frozenset({
     "parentCompositePodGroupName", "workloadRef", "schedulingPolicy", "schedulingConstraints",
     "resourceClaims", "disruptionMode", "priorityClassName", "priority", "preemptionPolicy"})
 OLD_REF = "podGroupTemplateRef"
+#: The keys no ``unknown field`` note names (podGroupTemplateRef left in place is already a
+#: validation error naming spec.workloadRef).
+NOTED_AS_KNOWN = KNOWN_SPEC_FIELDS | {OLD_REF}
 #: Fields the strategy drops while their gate is off (PrepareForCreate / PrepareForUpdate).
 STRIPPED = (("schedulingConstraints", Gate.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING),
             ("resourceClaims", Gate.DRA_WORKLOAD_RESOURCE_CLAIMS),
@@ -74,7 +79,8 @@ def mutate(obj: dict[str, Any], ctx: RuleContext) -> Mutation:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return out
-    out.extend(map_old_spelling(spec))
+    if OLD_REF in spec:
+        out.extend(map_old_spelling(spec))
     old_spec = mapping(mapping(ctx.old).get("spec")) if ctx.is_update() else {}
     for key, gate in STRIPPED:
         # A field of a gate that is off goes, unless the stored object uses it already.
@@ -153,7 +159,15 @@ def validate(obj: dict[str, Any], ctx: RuleContext) -> list[FieldError]:
 
 
 def validate_spec(spec: Any, old: Any, ctx: RuleContext) -> list[FieldError]:
-    """The declarative PodGroupSpec rules against ``old`` (the old spec, or NO_OLD on CREATE)."""
+    """The declarative PodGroupSpec rules against ``old`` (the old spec, or NO_OLD on CREATE): none
+    to run for a spec ``plain`` vouches for on CREATE."""
+    if old is NO_OLD and is_plain_podgroup_spec(spec, ctx.gates):
+        return []
+    return all_spec_rules(spec, old, ctx)
+
+
+def all_spec_rules(spec: Any, old: Any, ctx: RuleContext) -> list[FieldError]:
+    """The spec rules without the shortcut."""
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
@@ -219,8 +233,7 @@ def warnings(obj: dict[str, Any], ctx: RuleContext) -> list[str]:
     """The GenericWorkload-off note and ``unknown field`` notes for the spec."""
     out = sc.gate_off_warning(ctx, "scheduling.k8s.io/v1beta1 PodGroup")
     spec = obj.get("spec") if isinstance(obj, dict) else None
-    # podGroupTemplateRef left in place is already a validation error naming spec.workloadRef.
-    out += sc.unknown_field_warnings(spec, KNOWN_SPEC_FIELDS | {OLD_REF})
+    out += sc.unknown_field_warnings(spec, NOTED_AS_KNOWN)
     return out
 
 

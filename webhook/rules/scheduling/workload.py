@@ -17,10 +17,11 @@ from webhook.gates import Gate
 from webhook.patch import op_remove
 from webhook.rules import meta
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.declarative import NO_OLD
 from webhook.rules.kind import KindRules
 from webhook.rules.scheduling import common as sc
 from webhook.rules.scheduling import fields
-from webhook.rules.scheduling.declarative import NO_OLD, Field
+from webhook.rules.scheduling.declarative import Field
 from webhook.rules.shape import by_name, by_name_get, is_set, mapping, strip_warning, type_error
 
 SPEC = FieldPath.root("spec")

@@ -17,8 +17,9 @@ checks stop:
 
 On UPDATE, unchanged data is not checked again: the device list when it is semantically
 equal, a counter set equal to the stored one of its name, skipNodeOperations values the stored
-list has. ``spec_errors`` returns the errors; ``merge`` adds them to the handwritten ones
-without repeating a (field, reason) pair.
+list has (ratcheting, ``webhook.rules.declarative``). ``spec_errors`` returns the errors;
+the core's ``merge`` (``dedupe=False``: every declarative error a handwritten one does not
+cover is kept) adds them to the handwritten ones.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from webhook.fielderrors import (
     FieldPath,
     duplicate,
     invalid,
-    merge_declarative,
     not_supported,
     required,
     too_many,
 )
+from webhook.rules.declarative import NO_OLD, old_member, unchanged
 from webhook.rules.shape import by_name, by_name_get
 from webhook.rules.slices.attributes import LIST_KINDS, SCALAR_KINDS
 from webhook.rules.slices.common import (
@@ -52,19 +53,13 @@ COMPATIBILITY_GROUPS_MAX = 2
 COUNTER_SETS_MAX = 8
 
 
-def merge(handwritten: list[FieldError], declarative: list[FieldError]) -> list[FieldError]:
-    """Both lists, a declarative error left out when a handwritten one has its field and reason
-    (kept on that one's ``shadows``)."""
-    return merge_declarative(handwritten, declarative, dedupe=False)
-
-
 def spec_errors(spec: dict[str, Any], old: dict[str, Any] | None, path: FieldPath,
                 skip: Sequence[bool] = ()) -> list[FieldError]:
     """``skip[i]``: device ``i`` is known to pass (``plain.PlainDevices``), leave it out."""
     errs: list[FieldError] = []
     devices = spec.get("devices")
     if isinstance(devices, list) and not (len(skip) == len(devices) and all(skip)) \
-            and (old is None or not semantic_equal(old.get("devices"), devices)):
+            and not unchanged(devices, NO_OLD if old is None else old_member(old, "devices"), semantic_equal):
         for i, d in enumerate(devices):
             if i >= len(skip) or not skip[i]:
                 errs += device(d, path.child("devices").index(i))

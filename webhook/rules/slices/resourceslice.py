@@ -28,6 +28,7 @@ from webhook.fielderrors import (
 from webhook.gates import Gate
 from webhook.rules import meta
 from webhook.rules.context import Mutation, RuleContext
+from webhook.rules.declarative import merge
 from webhook.rules.kind import KindRules
 from webhook.rules.shape import as_bool, as_int, as_list, as_object, as_str, type_error
 from webhook.rules.slices import declarative, standard
@@ -124,7 +125,7 @@ def validate_spec(spec: dict[str, Any], old: dict[str, Any] | None, ctx: RuleCon
     if spec.get("partitionTypeAttribute") is not None:
         errs.extend(_partition_type_attribute(spec, old, ctx))
     errs.extend(_skip_node_operations(spec))
-    return declarative.merge(errs, declarative.spec_errors(spec, old, SPEC, skip=plain))
+    return merge(errs, declarative.spec_errors(spec, old, SPEC, skip=plain), dedupe=False)
 
 
 def _validate_pool(value: Any, path: FieldPath) -> list[FieldError]:
