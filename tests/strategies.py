@@ -178,6 +178,15 @@ def removed(doc: Any, path: tuple[Any, ...]) -> Any:
     return out
 
 
+def broken_variants(doc: Any, bad: list[Any]) -> Iterator[Any]:
+    """Every field of ``doc`` in turn set to each value of ``bad``, then removed (``doc`` itself
+    not included): what a shortcut that claims "certainly valid" must refuse or prove right."""
+    for path, _ in fields(doc):
+        for value in bad:
+            yield replaced(doc, path, value)
+        yield removed(doc, path)
+
+
 def _nest(value: Any, depth: int, use_list: bool) -> Any:
     for _ in range(depth):
         value = [value] if use_list else {"x": value}

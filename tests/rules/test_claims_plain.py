@@ -17,7 +17,7 @@ import pytest
 
 from bench import gen
 from tests.differential.gen_claims import build_claim
-from tests.strategies import SEEDS, fields, removed, replaced
+from tests.strategies import SEEDS, broken_variants, replaced
 from webhook.fielderrors import FieldPath
 from webhook.gates import FeatureGates
 from webhook.rules.claims.plain import is_plain_claim_spec
@@ -38,10 +38,7 @@ BAD = [None, 0, 7, -1, 2**40, 1.5, True, "", "x", "All", "ExactCount", "Bad_Name
 
 def _variants(spec: dict[str, Any]) -> Iterator[Any]:
     yield spec
-    for path, _ in fields(spec):
-        for bad in BAD:
-            yield replaced(spec, path, bad)
-        yield removed(spec, path)
+    yield from broken_variants(spec, BAD)
     for key in ("firstAvailable", "tolerations", "adminAccess", "derivedAttributes", "config"):
         yield replaced(spec, ("devices", "requests", 0, "exactly", key), [])  # keys it leaves to the rules
 

@@ -18,7 +18,7 @@ import pytest
 from bench import gen
 from tests.differential.gen_common import Chooser
 from tests.differential.gen_scheduling import podgroup
-from tests.strategies import SEEDS, fields, removed, replaced
+from tests.strategies import SEEDS, broken_variants, replaced
 from webhook.gates import FeatureGates
 from webhook.rules.context import RuleContext
 from webhook.rules.declarative import NO_OLD
@@ -41,10 +41,7 @@ def _variants(spec: dict[str, Any]) -> Iterator[Any]:
     full = {**spec, "workloadRef": {"workloadName": "train", "templateName": "workers"},
             "priorityClassName": "high", "priority": 10, "preemptionPolicy": "Never"}
     yield full
-    for path, _ in fields(full):
-        for bad in BAD:
-            yield replaced(full, path, bad)
-        yield removed(full, path)
+    yield from broken_variants(full, BAD)
     for key in ("schedulingConstraints", "parentCompositePodGroupName", "podGroupTemplateRef", "other"):
         yield replaced(full, (key,), {})  # keys it leaves to the engine
 

@@ -16,7 +16,7 @@ import pytest
 from bench import gen
 from tests.differential.gen_slices import resource_slices
 from tests.differential.generated import draw_many
-from tests.strategies import fields, removed, replaced
+from tests.strategies import broken_variants
 from webhook.fielderrors import FieldPath
 from webhook.rules.slices import declarative
 from webhook.rules.slices.devices import validate_device
@@ -36,10 +36,7 @@ def _bench_devices() -> list[dict[str, Any]]:
 
 def _variants(dev: dict[str, Any]) -> Iterator[Any]:
     yield dev
-    for path, _ in fields(dev):
-        for bad in BAD:
-            yield replaced(dev, path, bad)
-        yield removed(dev, path)
+    yield from broken_variants(dev, BAD)
 
 
 def _generated() -> list[Any]:

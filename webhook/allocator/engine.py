@@ -17,7 +17,7 @@ from typing import Any
 from webhook.allocator.candidate import status_result
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, claim_label, parse_claim, parse_leaf
-from webhook.allocator.classes import FITS, ClassMemo, Failures, node_names
+from webhook.allocator.classes import FITS, ClassMemo, Failures, node_names, run_end
 from webhook.allocator.devices import interned_str
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.frame import DEFAULT_LIMITS, Carry, DeviceResult, Limits
@@ -239,9 +239,12 @@ def _known_run(out: Allocation, run: _Run, names: Sequence[str], i: int) -> int:
     seen = classes.known(cls) if cls is not None else None
     if seen is None or (seen[0] is FITS and not out.feasible):  # the answer's node is searched: its devices
         return 0
-    end = i + 1
-    while end < len(names) and classes.class_of(names[end]) == cls:
-        end += 1
+    if not classes.dirty and names is node_names(classes.model):  # the model's classes: its cached runs
+        end = run_end(classes.model, i)
+    else:
+        end = i + 1
+        while end < len(names) and classes.class_of(names[end]) == cls:
+            end += 1
     why, steps = seen
     k = end - i if steps <= 0 else min(end - i, (run.call.limits.max_steps - out.steps) // steps)
     if k <= 0:
