@@ -13,8 +13,8 @@ PodGroup of 16 claims (16 templates like the grouped claim: 32 partitions on the
 against a PodGroup of 1, on the largest cluster: joint mode, per-pod mode (claim by claim, as
 the scheduler allocates gangs) and the feasibility check of ``/validate`` (joint, then claim by
 claim unless the joint search kept claim order); the floor is the same call for one claim.
-Pods (issue 25): a Pod with a template claim against the claim alone, and a Deployment of 16
-replicas against one replica, on the largest cluster.
+Pods (issue 25): a Pod with a template claim against the claim alone, a Deployment of 16
+replicas against one replica, and one of 64 against the pod alone, on the largest cluster.
 """
 
 from __future__ import annotations
@@ -156,6 +156,8 @@ def _planning(nodes: int, cap: float, iterations: int, seconds: float) -> list[R
 
 
 POD_TARGET, REPLICAS, REPLICAS_TARGET = 2.0, 16, 4.0
+WORKLOAD, WORKLOAD_TARGET = 64, 20.0
+"""Issue 30 target 5: "how many of N replicas fit" for N = 64 costs at most 20 times one pod."""
 
 
 def _pod_scaling(nodes: int, cap: float, iterations: int, seconds: float) -> list[Row]:
@@ -175,16 +177,25 @@ def _pod_scaling(nodes: int, cap: float, iterations: int, seconds: float) -> lis
     warm(snap, gates)
     model_for(snap, gates)
     objs = {"claim": gen.claim_template("pair-tpl"), "pod": gen.pod("trainer", "pair-tpl"),
-            "one": gen.deployment("train", 1, "pair-tpl"), "many": gen.deployment("train", REPLICAS, "pair-tpl")}
+            "one": gen.deployment("train", 1, "pair-tpl"), "many": gen.deployment("train", REPLICAS, "pair-tpl"),
+            "workload": gen.deployment("train", WORKLOAD, "pair-tpl")}
     calls = {k: (lambda o=o: feasibility_warnings(o, snap, gates, deadline=time.monotonic() + 10 * cap,
                                                   max_steps=MAX_STEPS)) for k, o in objs.items()}
+    short = bool(calls["workload"]())  # a quick run's small cluster cannot hold them all: no row then
+    if short:
+        del calls["workload"]
     assert all(not fn() for fn in calls.values()), "every replica fits"
     t = interleaved(calls, iterations=2 * iterations, max_seconds=2 * seconds, rounds=10)
     return [Row.timed(NAME, f"{nodes} nodes: pod with a template claim vs the claim alone (warm)", t["pod"],
                       t["claim"], max_ratio=POD_TARGET, extra="floor: the template's claim, /validate"),
             Row.timed(NAME, f"{nodes} nodes: deployment of {REPLICAS} replicas vs {REPLICAS} × 1 (warm)", t["many"],
                       Timing([x * REPLICAS for x in t["one"].samples]), max_ratio=REPLICAS_TARGET,
-                      extra=f"floor: {REPLICAS} times the same deployment with one replica")]
+                      extra=f"floor: {REPLICAS} times the same deployment with one replica"),
+            Row.na(NAME, f"{nodes} nodes: deployment of {WORKLOAD} replicas vs one pod (warm)",
+                   f"{nodes} nodes cannot hold {WORKLOAD} replicas") if short else
+            Row.timed(NAME, f"{nodes} nodes: deployment of {WORKLOAD} replicas vs one pod (warm)", t["workload"],
+                      t["pod"], max_ratio=WORKLOAD_TARGET,
+                      extra="floor: the pod alone; both through /validate's feasibility check")]
 
 
 GANG, GANG_TARGET = 16, 20.0
