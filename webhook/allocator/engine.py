@@ -34,13 +34,12 @@ JOINT, PER_CLAIM = "joint", "per-pod"
 NODE_CLASSES = True
 """Reuse one node's failure for the nodes of its class (``classes.py``); tests compare with it off."""
 CHEAP_FIT_STEPS = 8
-"""A first node that fits within this many steps, or within a ``CHEAP_FIT_SHARE``-th of its
-candidate devices, turns node classes off for the rest of the call: its class would cost more
-to key, node by node (every device of its pools read), than the searches it spares (issue 30's
-lean shape, 64 devices to key: one device in 6 steps, four in 15; B6's grouped claim: 10 steps
-of 66 devices). Classes never change an answer, only skip searches whose outcome they know, so
-this changes only the time."""
-CHEAP_FIT_SHARE = 4
+"""A first node that fits within this many steps turns node classes off for the rest of the call:
+its class would cost more to key, node by node (every device of its pools read), than the
+searches it spares (issue 30's lean shape, 64 devices to key: one device in 6 steps). Classes
+never change an answer, only skip searches whose outcome they know, so this changes only the
+time. A looser test (a fit within a quarter of the node's candidates) sped up one-shot runs but
+made a warm check of B3's grouped claim 300x slower (its classes are already keyed): not kept."""
 OK, UNSATISFIABLE, INVALID_POOL, ERROR, CUT_SHORT = "ok", "unsatisfiable", "invalid-pool", "error", "cut-short"
 
 
@@ -347,7 +346,7 @@ def _try_node(out: Allocation, run: _Run, name: str) -> bool:
 
 def _cheap(model: Model, node: NodeInfo, steps: int) -> bool:
     """Whether a fit in ``steps`` on ``node`` costs less than keying the node (``CHEAP_FIT_STEPS``)."""
-    return steps <= CHEAP_FIT_STEPS or steps * CHEAP_FIT_SHARE <= sum(len(p.candidates) for p in pools_for(model, node))
+    return steps <= CHEAP_FIT_STEPS
 
 
 def _conclude(out: Allocation) -> None:
