@@ -328,7 +328,7 @@ def _try_node(out: Allocation, run: _Run, name: str) -> bool:
         return True
     out.steps += steps
     if run.classes is not None:
-        if ok and out.nodes_tried == 1 and run.classes.memo is None and _cheap(run.model, n, steps):
+        if ok and out.nodes_tried == 1 and run.classes.memo is None and steps <= CHEAP_FIT_STEPS:
             # The first node fit at once: the others are searched only for fatal errors, and a
             # search that cheap costs less than keying a node (every device of its pools).
             run.classes.stop()
@@ -342,11 +342,6 @@ def _try_node(out: Allocation, run: _Run, name: str) -> bool:
     if not out.feasible:  # a feasible answer lists no reasons: only a fatal error changes it now
         out.add_nodes(why, [name])
     return False
-
-
-def _cheap(model: Model, node: NodeInfo, steps: int) -> bool:
-    """Whether a fit in ``steps`` on ``node`` costs less than keying the node (``CHEAP_FIT_STEPS``)."""
-    return steps <= CHEAP_FIT_STEPS
 
 
 def _conclude(out: Allocation) -> None:
