@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 Endpoint = Literal["mutate", "validate", "review"]
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     """Everything the pipeline found out about one request."""
 
@@ -65,9 +65,10 @@ class Outcome:
         return not self.errors
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Answer:
-    """The AdmissionReview for one endpoint plus the facts the shells log and count."""
+    """The AdmissionReview for one endpoint plus the facts the shells log and count (read-only by
+    convention; not frozen, which costs a small review about 0.5 µs)."""
 
     review: dict[str, Any]
     allowed: bool
