@@ -176,8 +176,9 @@ def run(quick: bool) -> list[Row]:
                                  **({"webhook": hooks[key]} if key in hooks else {})}
                         before, cpu0 = _reviews(sb), _cpu(roots)
                         got, err, s, last = load(api, path, body, per_client)
+                        cpu1 = _cpu(roots)  # before the /metrics scrape: its CPU is not a create's
                         after = _reviews(sb)
-                        for part, spent in _cpu(roots).items():
+                        for part, spent in cpu1.items():
                             cpu[key][part] = cpu[key].get(part, 0.0) + spent - cpu0[part]
                         reviews[key][0] += after[0] - before[0]
                         reviews[key][1] += after[1] - before[1]
