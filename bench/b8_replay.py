@@ -106,6 +106,7 @@ def run(quick: bool) -> list[Row]:
             apis = {"with": sb.api, "without": bare, "echo": echo_api, "replay": replay_api}
             for api in (echo_api, replay_api):
                 api.kubectl("create", "serviceaccount", "default", "-n", "default")
+            assert sb.webhook is not None and sb.webhook.proc is not None, "the sandbox runs our webhook"
             hooks = {"echo": echo.proc.pid, "replay": replay.proc.pid, "with": sb.webhook.proc.pid}
             for case in CASES:
                 path, obj = cases[case]
