@@ -161,30 +161,8 @@ def run(quick: bool) -> list[Row]:
             if sb.webhook is not None and sb.webhook.proc is not None:
                 hooks["with"] = sb.webhook.proc.pid
             for case, (path, obj) in cases.items():
-                body = json.dumps(obj).encode()
-                lat: dict[str, list[float]] = {k: [] for k in apis}
-                errors = dict.fromkeys(apis, 0)
-                secs = dict.fromkeys(apis, 0.0)
-                reviews: dict[str, list[float]] = {k: [0.0, 0.0] for k in apis}
-                cpu: dict[str, dict[str, float]] = {k: {} for k in apis}
-                why = ""
-                for api in apis.values():  # warm: connections, CEL caches, the allocator model
-                    load(api, path, body, 2)
-                for _ in range(rounds):
-                    for key, api in apis.items():
-                        roots = {"apiserver": api.proc.pid, "etcd": sb.cluster.etcd.proc.pid,
-                                 **({"webhook": hooks[key]} if key in hooks else {})}
-                        before, cpu0 = _reviews(sb), _cpu(roots)
-                        got, err, s, last = load(api, path, body, per_client)
-                        after = _reviews(sb)
-                        for part, spent in _cpu(roots).items():
-                            cpu[key][part] = cpu[key].get(part, 0.0) + spent - cpu0[part]
-                        reviews[key][0] += after[0] - before[0]
-                        reviews[key][1] += after[1] - before[1]
-                        lat[key] += got
-                        errors[key] += err
-                        secs[key] += s
-                        why = why or last
+                lat, errors, secs, reviews, cpu, why = measure(sb, apis, hooks, path, json.dumps(obj).encode(),
+                                                               rounds, per_client)
                 per = {k: _per_request(cpu[k], len(lat[k])) for k in apis}
                 rows.append(_row(case, lat, errors, secs, reviews, why, per))
                 if case == "pod-plain":
@@ -199,15 +177,53 @@ def run(quick: bool) -> list[Row]:
     return rows
 
 
-def _echo_apiserver(sb: Any, tmp: Path) -> tuple[Any, Any]:
-    """(the echo server, a third apiserver whose webhook configurations, the chart's, call it)."""
+Measured = tuple[dict[str, list[float]], dict[str, int], dict[str, float], dict[str, list[float]],
+                 dict[str, dict[str, float]], str]
+
+
+def measure(sb: Any, apis: dict[str, Any], hooks: dict[str, int], path: str, body: bytes, rounds: int,
+            per_client: int) -> Measured:
+    """Closed-loop creates of ``body`` through every apiserver of ``apis`` in turn, ``rounds``
+    times after a warm-up: per arm the latencies, errors, seconds, reviews our webhook answered
+    (count, seconds) and the CPU seconds of the apiserver, etcd and the arm's webhook server
+    (``hooks``), and the last error seen."""
+    lat: dict[str, list[float]] = {k: [] for k in apis}
+    errors = dict.fromkeys(apis, 0)
+    secs = dict.fromkeys(apis, 0.0)
+    reviews: dict[str, list[float]] = {k: [0.0, 0.0] for k in apis}
+    cpu: dict[str, dict[str, float]] = {k: {} for k in apis}
+    why = ""
+    for api in apis.values():  # warm: connections, CEL caches, the allocator model
+        load(api, path, body, 2)
+    for _ in range(rounds):
+        for key, api in apis.items():
+            roots = {"apiserver": api.proc.pid, "etcd": sb.cluster.etcd.proc.pid,
+                     **({"webhook": hooks[key]} if key in hooks else {})}
+            before, cpu0 = _reviews(sb), _cpu(roots)
+            got, err, s, last = load(api, path, body, per_client)
+            cpu1 = _cpu(roots)  # before the /metrics scrape: its CPU is not a create's
+            after = _reviews(sb)
+            for part, spent in cpu1.items():
+                cpu[key][part] = cpu[key].get(part, 0.0) + spent - cpu0[part]
+            reviews[key][0] += after[0] - before[0]
+            reviews[key][1] += after[1] - before[1]
+            lat[key] += got
+            errors[key] += err
+            secs[key] += s
+            why = why or last
+    return lat, errors, secs, reviews, cpu, why
+
+
+def _echo_apiserver(sb: Any, tmp: Path, name: str = "echo", extra: list[str] | None = None) -> tuple[Any, Any]:
+    """(the echo server, a third apiserver whose webhook configurations, the chart's, call it);
+    ``extra``: more arguments of the echo app (``--replay FILE``)."""
     import yaml
 
     from bench import servers
     from tests.rig.sandbox import render_chart
-    certs = servers.make_certs(tmp / "echo-certs")
-    echo = servers.start("echo", servers.ECHO, certs, tmp, workers=2, threads=4)
-    api = sb.cluster.add_apiserver(sb.gates, name="echo")
+    certs = servers.make_certs(tmp / f"{name}-certs")
+    echo = servers.start(name, servers.ECHO, certs, tmp, workers=2, threads=4, extra=extra)
+    api = sb.cluster.add_apiserver(sb.gates, name=name)
     values = sb.chart_values({"webhooks": {"url": f"https://127.0.0.1:{echo.port}"},
                               "certs": {"existingSecret": {"caBundle": (certs / "ca.crt").read_text()}}})
     configs = [o for o in render_chart(values)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import json
 import pstats
 import time
 
@@ -27,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from webhook.admission import decode_body
     from webhook.admission.pipeline import review
+    from webhook.admission.response import json_body
     from webhook.config import Settings
     from webhook.gates import FeatureGates
     from webhook.state.base import ClusterSnapshot, StaticState
@@ -42,9 +42,9 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unknown case {name!r}; one of {', '.join(objs)} (optionally +state)")
     body = gen.body(objs[name])
 
-    def call() -> str:
+    def call() -> bytes:
         resp, _ = review(decode_body(body), settings, state, endpoint=a.endpoint)
-        return json.dumps(resp)
+        return json_body(resp)  # as the server encodes it
     for _ in range(3):
         call()
     t0 = time.perf_counter()

@@ -133,3 +133,42 @@ def test_a_device_taint_rule_gets_the_impact_preview(op, dry_run, subresource, w
 def test_no_impact_preview_when_feasibility_is_off():
     resp, _ = run_review(review(UNHEALTHY), Settings(feasibility=False), StaticState(EXAMPLES), endpoint="validate")
     assert resp["response"].get("warnings", []) == []
+
+
+class CountingState(StaticState):
+    """A state source that counts how often a review reads it."""
+
+    def __init__(self, snap: ClusterSnapshot) -> None:
+        super().__init__(snap)
+        self.reads = 0
+
+    def snapshot(self) -> ClusterSnapshot:
+        self.reads += 1
+        return super().snapshot()
+
+
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+       "spec": {"containers": [{"name": "c", "image": "busybox"}],
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": "training-gpu"}]}}
+SLICE_OBJ = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+             "spec": {"driver": "gpu.example.com", "nodeName": "n", "devices": [{"name": "d"}],
+                      "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1}}}
+
+
+@pytest.mark.parametrize(("obj", "op", "endpoint", "settings", "reads"), [
+    pytest.param(CLAIM, "CREATE", "mutate", Settings(), 1, id="claim-mutate-create-defaulting"),
+    pytest.param(CLAIM, "CREATE", "mutate", Settings(capacity_defaulting=False), 0, id="claim-mutate-no-defaulting"),
+    pytest.param(CLAIM, "UPDATE", "mutate", Settings(), 0, id="claim-mutate-update"),
+    pytest.param(CLAIM, "CREATE", "validate", Settings(), 1, id="claim-validate-feasibility"),
+    pytest.param(CLAIM, "CREATE", "validate", Settings(feasibility=False), 0, id="claim-validate-no-feasibility"),
+    pytest.param(POD, "CREATE", "mutate", Settings(), 0, id="pod-mutate"),
+    pytest.param(POD, "CREATE", "validate", Settings(feasibility=False), 1, id="pod-validate-state-notes"),
+    pytest.param(SLICE_OBJ, "CREATE", "mutate", Settings(), 0, id="slice-mutate"),
+    pytest.param(SLICE_OBJ, "CREATE", "validate", Settings(), 1, id="slice-validate-pool-lint"),
+    pytest.param(CLAIM, "CREATE", "review", Settings(feasibility=False), 1, id="claim-review-defaulting"),
+])
+def test_the_state_is_read_once_and_only_when_a_step_needs_it(obj, op, endpoint, settings, reads):
+    state = CountingState(EXAMPLES)
+    old = copy.deepcopy(obj) if op == "UPDATE" else None
+    run_review(review(obj, op=op, old=old), settings, state, endpoint=endpoint)
+    assert state.reads == reads

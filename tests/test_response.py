@@ -13,7 +13,7 @@ from tests.builders import SLICE, review
 from webhook import BadReview
 from webhook.admission.body import decode_body
 from webhook.admission.envelope import parse_review
-from webhook.admission.response import build_response, sanitize_warnings
+from webhook.admission.response import _already_clean, _clean, build_response, json_body, sanitize_warnings
 from webhook.fielderrors import invalid, required
 
 
@@ -40,6 +40,36 @@ def test_sanitized_warnings_are_always_clean(ws):
         assert w == w.strip()
         assert not any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in w)
         w.encode("utf-8")
+
+
+@given(st.text(), st.integers(min_value=0, max_value=200))
+def test_the_shortcut_only_passes_warnings_cleaning_would_keep(w, max_length):
+    if _already_clean(w, max_length):
+        assert _clean(w, max_length) == w
+
+
+@pytest.mark.parametrize("w", [
+    pytest.param("", id="empty"),
+    pytest.param(" lead", id="leading-space"),
+    pytest.param("trail ", id="trailing-space"),
+    pytest.param("two  spaces", id="space-run"),
+    pytest.param("tab\there", id="tab"),
+    pytest.param("nbsp\u00a0here", id="no-break-space"),
+    pytest.param("line\u2028sep", id="line-separator"),
+    pytest.param("zero\u200bwidth", id="format-char"),
+    pytest.param("x" * 121, id="too-long"),
+])
+def test_the_shortcut_leaves_unclean_warnings_to_cleaning(w):
+    assert not _already_clean(w, 120)
+    assert sanitize_warnings([w]) == ([_clean(w, 120)] if _clean(w, 120) else [])
+
+
+@pytest.mark.parametrize(("doc", "want"), [
+    pytest.param({"b": 1, "a": "é"}, '{"a":"é","b":1}\n'.encode(), id="sorted-compact-utf8"),
+    pytest.param({"a": "\ud800"}, b'{"a":"\\ud800"}\n', id="lone-surrogate-escaped"),
+])
+def test_json_body_encodes_as_jsonify(doc, want):
+    assert json_body(doc) == want
 
 
 def test_denial_mirrors_the_apiserver_invalid_status():

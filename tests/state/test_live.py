@@ -343,3 +343,23 @@ def test_the_live_state_watches_exactly_the_state_kinds():
         if rules is not None:
             assert (api.api_version, api.path.rsplit("/", 1)[1], api.namespaced) == (
                 rules.api_version(), rules.plural, rules.namespaced), kind
+
+
+@pytest.mark.parametrize(("contacts", "want_stale"), [
+    pytest.param({}, False, id="never-synced"),
+    pytest.param({"Node": (True, True, 5)}, False, id="fresh"),
+    pytest.param({"Node": (True, True, 5), "ResourceSlice": (True, True, 90)}, True, id="one-kind-stale"),
+    pytest.param({"Node": (True, False, 90)}, False, id="not-served-never-stale"),
+    pytest.param({"Node": (False, True, 90)}, False, id="not-synced-not-stale"),
+    pytest.param({"Node": (False, True, 200), "ResourceSlice": (True, True, 90)}, True, id="oldest-unsynced-counts"),
+])
+def test_the_stale_message_is_the_health_reports(contacts, want_stale):
+    live = LiveState(object(), stale_after_seconds=60)  # never started: statuses set by hand
+    now = time.monotonic()
+    for kind, (synced, served, age) in contacts.items():
+        st = live._status[kind]
+        st.synced, st.served, st.last_contact = synced, served, now - age
+    message = live.stale_message()
+    assert message == live.health()["message"]
+    assert (message is not None) == want_stale
+    assert stale_note(live) == message

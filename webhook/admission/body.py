@@ -79,6 +79,8 @@ def _finite_float(text: str) -> float:
 _ESCAPES = re.compile(rb"\\.", re.S)
 _NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'[]{}"')
 _SQUARE = bytes.maketrans(b"{}", b"[]")
+_NOT_OPENING = bytes(c for c in range(256) if c not in b"[{")
+"""Deleting these leaves the opening brackets: one pass, where two ``count`` calls took two."""
 
 
 def too_deep(data: bytes, limit: int) -> bool:
@@ -92,7 +94,7 @@ def too_deep(data: bytes, limit: int) -> bool:
     is never paired). Then deleting the quotes leaves the brackets outside strings; otherwise
     the strings are cut out one by one.
     """
-    if data.count(b"[") + data.count(b"{") <= limit:  # not even that many brackets, strings included
+    if len(data.translate(None, _NOT_OPENING)) <= limit:  # not even that many brackets, strings included
         return False
     if b"\\" in data:
         data = _ESCAPES.sub(b"", data)

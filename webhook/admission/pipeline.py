@@ -29,7 +29,7 @@ from webhook.findings import Finding
 from webhook.gates import FeatureGates
 from webhook.patch import PatchError, apply_patch
 from webhook.rules.context import Mutation, RuleContext
-from webhook.rules.kind import KindRules
+from webhook.rules.kind import KindRules, no_state_warnings
 from webhook.rules.registry import rules_for
 from webhook.state.base import StateSource, StateView
 from webhook.versions import PREFERRED, OlderVersion, older
@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 Endpoint = Literal["mutate", "validate", "review"]
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     """Everything the pipeline found out about one request."""
 
@@ -65,9 +65,10 @@ class Outcome:
         return not self.errors
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Answer:
-    """The AdmissionReview for one endpoint plus the facts the shells log and count."""
+    """The AdmissionReview for one endpoint plus the facts the shells log and count (read-only by
+    convention; not frozen, which costs a small review about 0.5 µs)."""
 
     review: dict[str, Any]
     allowed: bool
@@ -114,7 +115,7 @@ def evaluate(req: AdmissionRequest, settings: Settings, state: StateSource | Non
 def _judge(out: Outcome, rules: KindRules, req: AdmissionRequest, settings: Settings,
            state: StateSource | None, *, deadline: float | None, endpoint: Endpoint) -> None:
     """Mutate, validate, warnings and feasibility of ``req`` (in the version the rules judge)."""
-    view = StateView.of(state) if state is not None else None
+    view = StateView.of(state) if state is not None and _reads_state(rules, req, settings, endpoint) else None
     ctx = RuleContext(gates=settings.gates, operation=req.operation, old=req.old,
                       subresource=req.subresource, dry_run=req.dry_run)
     mutation, obj = _mutate(rules, req, ctx, settings, view, defaults=endpoint != "validate",
@@ -149,6 +150,20 @@ def _judge(out: Outcome, rules: KindRules, req: AdmissionRequest, settings: Sett
         elif rules.impact:
             out.feasibility = _feasibility(obj, settings, view, deadline, old=req.old, impact=True)
             out.feasibility_checked = True
+
+
+def _reads_state(rules: KindRules, req: AdmissionRequest, settings: Settings, endpoint: Endpoint) -> bool:
+    """Whether any step of this request reads the cluster state: capacity defaulting (not on
+    ``/validate``), state notes, pool lint, feasibility (not on ``/mutate``). Most ``/mutate``
+    requests (pods, PodGroups, slices, updates) need none, and reading a live source costs a
+    small review a noticeable share of its time."""
+    if endpoint != "validate" and rules.capacity_defaulting and req.operation == "CREATE" \
+            and settings.capacity_defaulting:
+        return True
+    if endpoint == "mutate":
+        return False
+    return rules.pool_lint or rules.state_warnings is not no_state_warnings or (
+        settings.feasibility and req.subresource == "" and (rules.feasibility or rules.impact))
 
 
 def _put_back(out: Outcome, sent: OlderVersion, judged: AdmissionRequest) -> None:

@@ -12,8 +12,11 @@ from webhook.gates import FeatureGates
 from webhook.patch import op_remove, plan_restore
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RuleContext:
+    """Read-only by convention (rules never assign to it). Not frozen: a frozen dataclass sets each
+    field through ``object.__setattr__``, and one is built per review (1.4 µs frozen, 0.4 µs not)."""
+
     gates: FeatureGates
     operation: str = "CREATE"
     """CREATE, UPDATE, DELETE or CONNECT."""

@@ -18,7 +18,6 @@ Werkzeug HTTP error (a body stream over its limit) → its code; anything else i
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import time
@@ -27,7 +26,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-import orjson
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.http import HTTP_STATUS_CODES, parse_options_header
 from werkzeug.wsgi import get_content_length, get_input_stream
@@ -36,6 +34,7 @@ from webhook import BadReview
 from webhook.admission import decode_body
 from webhook.admission.envelope import AdmissionRequest, parse_review
 from webhook.admission.pipeline import Answer, Endpoint, Outcome, evaluate, respond
+from webhook.admission.response import json_body
 from webhook.config import Settings
 from webhook.server.live_config import SettingsHolder
 from webhook.state.base import StateSource
@@ -50,7 +49,6 @@ ENDPOINTS: dict[str, Endpoint] = {"/mutate": "mutate", "/validate": "validate"}
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns))+$")
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 _MAP_KEY = re.compile(r"\[(?!\d+\])[^\]]*\]")
-_JSON_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -63,16 +61,6 @@ def parse_go_duration(text: str | None) -> float | None:
     for num, unit in re.findall(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)", text):
         total += float(num) * _UNITS[unit]
     return total if total > 0 else None
-
-
-def json_body(doc: Any) -> bytes:
-    """``doc`` as Flask's ``jsonify`` sends it (compact, keys sorted, a final newline), encoded
-    by orjson; the standard encoder (ASCII escapes) takes what orjson refuses, such as a string
-    with a lone surrogate copied from a request."""
-    try:
-        return orjson.dumps(doc, option=_JSON_OPTS)
-    except (orjson.JSONEncodeError, TypeError):
-        return (json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n").encode()
 
 
 def status_line(code: int) -> str:

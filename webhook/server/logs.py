@@ -29,8 +29,11 @@ MAX_ITEMS = 20
 
 _STD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys()) | {"message", "asctime"}
 _CLIENT_ERRORS = (TimeoutError, ConnectionError, ssl.SSLError, EOFError)
-_ENCODER = json.JSONEncoder(default=str, ensure_ascii=False)
-"""``json.dumps(..., default=str, ensure_ascii=False)``, made once (the line's format: keep it)."""
+_ENCODER = json.JSONEncoder(default=str, ensure_ascii=False, check_circular=False)
+"""``json.dumps(..., default=str, ensure_ascii=False)``, made once (the line's format: keep it).
+Without the circular-reference check: a line is a flat dict of capped values (only ``object``, with
+logObjects, is a whole decoded JSON document, which cannot hold a cycle)."""
+_PLAIN = (bool, int, float, type(None))
 
 
 def cap(value: Any, limit: int = MAX_FIELD) -> Any:
@@ -64,9 +67,11 @@ class JsonFormatter(logging.Formatter):
             "msg": cap(_message(record)),
         }
         for k, v in vars(record).items():
-            if k not in _STD and not k.startswith("_"):
+            if k not in _STD and k[:1] != "_":
                 # ``object`` is only logged with the logObjects debugging switch, and then whole.
-                out[k] = v if k == "object" else cap(v)
+                # A short string or a number is kept as is without a call of ``cap`` (most fields).
+                out[k] = v if k == "object" or (v.__class__ is str and len(v) <= MAX_FIELD) \
+                    or v.__class__ in _PLAIN else cap(v)
         if record.exc_info and record.exc_info[1] is not None:
             exc = record.exc_info[1]
             if isinstance(exc, _CLIENT_ERRORS):

@@ -102,11 +102,17 @@ class StaticState:
 
 def stale_note(source: object) -> str | None:
     """One-line staleness note for feasibility warnings (e.g. "state is stale (last sync 93 s ago)"),
-    or None when the source is fresh or cannot tell."""
-    health = getattr(source, "health", None)
-    if not callable(health):
-        return None
-    msg = health().get("message")
+    or None when the source is fresh or cannot tell: the source's ``stale_message()`` (the live
+    source's, which spares a review the whole health report), else the ``message`` of its
+    ``health()`` report."""
+    quick = getattr(source, "stale_message", None)
+    if callable(quick):
+        msg = quick()
+    else:
+        health = getattr(source, "health", None)
+        if not callable(health):
+            return None
+        msg = health().get("message")
     return msg if isinstance(msg, str) else None
 
 
