@@ -28,11 +28,13 @@ from __future__ import annotations
 import operator
 import re
 import sys
+from bisect import bisect_left
 from collections.abc import Iterable
 from typing import Any
 
 from webhook.allocator.claims import Claim
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, Slice
+from webhook.allocator.persist import Layered, runs_after
 from webhook.allocator.pools import pools_for
 from webhook.allocator.reasons import Reason
 
@@ -83,13 +85,27 @@ def _inherit(model: Model) -> None:
         if ident is not None and same:
             model.class_data["identifying"] = ident
             if "numbers" in prev and "of" in prev:
-                model.class_data["numbers"] = dict(prev["numbers"])
-                of = dict(prev["of"])
-                of.pop(node, None)
+                model.class_data["numbers"] = prev["numbers"].child()
+                of = prev["of"].child()
+                was = of.pop(node, None)
                 model.class_data["of"] = of  # whole before it is seen: class_of reads it without the lock
+                if "names" in prev and "ends" in prev:
+                    _runs_after(model, prev["names"], prev["ends"], node, was)
             if "names" in prev:
                 model.class_data["names"] = prev["names"]
         del model.class_data["from"]
+
+
+def _runs_after(model: Model, names: list[str], ends: dict[int, int], node: str, was: int | None) -> None:
+    """Carry the cached runs over (``run_end``): those that do not read ``node`` as they are;
+    those that do, while ``node`` keeps its class ``was`` (checked when one is first asked)."""
+    j = bisect_left(names, node)
+    if j == len(names) or names[j] != node:
+        return
+    kept, held = runs_after(ends, j)
+    model.class_data["ends"] = kept
+    if held and was is not None:
+        model.class_data["ends_if"] = (j, was, held)
 
 
 def identifying(model: Model) -> frozenset[str]:
@@ -218,18 +234,20 @@ def _number(model: Model, key: tuple[Any, ...] | None) -> int | None:
     """The class number of a node key (one number per key for the model's lifetime)."""
     if key is None:
         return None
-    numbers: dict[tuple[Any, ...], int] = model.class_data.setdefault("numbers", {})
+    numbers: Layered[tuple[Any, ...], int] = model.class_data.setdefault("numbers", Layered())
     with model.lock:  # serving threads share the model: one number per key, never two keys per number
         return numbers.setdefault(key, len(numbers))
 
 
 def class_of(model: Model, name: str) -> int | None:
     """The class number of node ``name`` in ``model`` (None: no class, always searched)."""
-    known: dict[str, int | None] | None = model.class_data.get("of")
-    if known is not None and name in known:  # the hot path: no call (``engine`` asks per node)
-        return known[name]
+    known: Layered[str, int | None] | None = model.class_data.get("of")
+    if known is not None:  # the hot path (``engine`` asks per node)
+        got = known.get(name, known)
+        if got is not known:
+            return got  # type: ignore[no-any-return]
     _inherit(model)
-    classes: dict[str, int | None] = model.class_data.setdefault("of", {})
+    classes: Layered[str, int | None] = model.class_data.setdefault("of", Layered())
     if name in classes:
         return classes[name]
     got = classes[name] = _number(model, _node_key(model, model.node(name), model.allocated))
@@ -263,6 +281,8 @@ def run_end(model: Model, i: int) -> int:
     _inherit(model)
     ends: dict[int, int] = model.class_data.setdefault("ends", {})
     got = ends.get(i)
+    if got is None and "ends_if" in model.class_data:
+        got = _held_run(model, i)
     if got is None:
         names = node_names(model)
         cls = class_of(model, names[i])
@@ -271,6 +291,21 @@ def run_end(model: Model, i: int) -> int:
             got += 1
         ends[i] = got
     return got
+
+
+def _held_run(model: Model, i: int) -> int | None:
+    """The end of the run from ``i`` that ``_runs_after`` carried over pending a check: that its
+    changed node kept its class (then every run pending on it holds, else none does)."""
+    got = model.class_data.get("ends_if")
+    if got is None or i not in got[2]:
+        return None
+    j, was, held = got
+    if class_of(model, node_names(model)[j]) == was:
+        model.class_data["ends"].update(held)
+        model.class_data.pop("ends_if", None)
+        return held[i]  # type: ignore[no-any-return]
+    model.class_data.pop("ends_if", None)
+    return None
 
 
 def _safe(expr: str, idents: frozenset[str]) -> bool:
