@@ -175,12 +175,31 @@ def _consumes(raw: Any, interner: dict[Any, Any]) -> tuple[Any, bool]:
     return got
 
 
-class Device:
-    """One device of a slice. ``uid`` is unique within the model (selector cache key)."""
+COMPACT_DEVICES = True
+"""A device that sets none of ``Device.RARE`` is a ``Device``, the others a ``RareDevice`` (tests
+that set a rare field on any device turn this off)."""
 
-    __slots__ = ("uid", "name", "slice", "attrs", "caps", "capnames", "consumes", "allow_multi",
-                 "binding", "taints", "node_name", "all_nodes", "node_selector", "skip_node_ops",
-                 "has_groups", "_view", "raw_capacity", "dkey", "shape")
+
+class Device:
+    """One device of a slice. ``uid`` is unique within the model (selector cache key).
+
+    Most devices set none of the ``RARE`` fields: they read them from the class (their defaults),
+    so each device holds 11 slots, not 19; a device that sets one is a ``RareDevice`` (``device``)."""
+
+    __slots__ = ("uid", "name", "slice", "attrs", "caps", "capnames", "consumes", "_view", "raw_capacity",
+                 "dkey", "shape")
+
+    allow_multi: bool = False
+    binding: bool = False
+    taints: tuple[Taint, ...] = ()
+    node_name: str = ""
+    all_nodes: bool = False
+    node_selector: NodeSelector | None = None
+    skip_node_ops: bool = False
+    has_groups: bool = False
+    RARE = ("allow_multi", "binding", "taints", "node_name", "all_nodes", "node_selector", "skip_node_ops",
+            "has_groups")
+    """Fields set by few devices (binding conditions, taints, per-device node selection, ...)."""
 
     SEARCHED = ("name", "attrs", "caps", "raw_capacity", "consumes", "allow_multi", "binding", "taints",
                 "skip_node_ops", "node_name", "all_nodes", "node_selector")
@@ -192,7 +211,8 @@ class Device:
     (``uid``, ``dkey``: cache keys, and the allocated state the key holds per device), the slice (its
     keyed fields are ``classes.SLICE_KEYED``), and what is derived from ``SEARCHED`` fields or cached."""
 
-    def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
+    def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any],
+                 consumes: tuple[Any, ...] = ()) -> None:
         self.uid = uid
         self.name = interned_str(raw.get("name"))
         self.slice = sl
@@ -200,23 +220,7 @@ class Device:
         self.attrs: dict[str, Any] = as_dict(raw.get("attributes"))
         self.raw_capacity: dict[str, Any] = as_dict(raw.get("capacity"))
         self.caps, self.capnames = _caps(sl.driver, self.raw_capacity, interner)
-        self.consumes, self.has_groups = _consumes(raw.get("consumesCounters"), interner)
-        self.allow_multi = raw.get("allowMultipleAllocations") is True
-        binding = raw.get("bindingConditions")
-        self.binding = bool(binding) and isinstance(binding, list)
-        # The slice's own taints (DeviceTaintRules join them per model: ``Model.taints``); no
-        # timeAdded, which no allocation reads, so identical devices stay identical (``classes``).
-        # Absent fields (most devices set none of these) are answered without a call.
-        taints_raw = raw.get("taints")
-        taints = [Taint(interned_str(t.get("key")), interned_str(t.get("value")), interned_str(t.get("effect")))
-                  for t in as_list(taints_raw) if isinstance(t, dict)] if taints_raw else None
-        self.taints: tuple[Taint, ...] = _shared(interner, tuple(taints)) if taints else ()
-        node_name = raw.get("nodeName")
-        self.node_name = _intern(node_name) if isinstance(node_name, str) else ""
-        self.all_nodes = raw.get("allNodes") is True
-        selector = raw.get("nodeSelector")
-        self.node_selector = parse_node_selector(selector) if selector is not None else None
-        self.skip_node_ops = sl.skip_node_ops
+        self.consumes = consumes
         self._view: Any = None
         self.shape: Any = None
         """What the search sees of it apart from attributes and node (``classes.py``), on first use."""
@@ -248,6 +252,43 @@ class Device:
     def matches_node(self, node: NodeInfo) -> bool:
         """Per-device node selection (slices with perDeviceNodeSelection)."""
         return placed_on(self, node) is True
+
+
+class RareDevice(Device):
+    """A device that sets one of ``Device.RARE`` at least: those fields are its own."""
+
+    __slots__ = Device.RARE
+
+    def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any],
+                 consumes: tuple[Any, ...], rare: tuple[Any, ...]) -> None:
+        super().__init__(uid, sl, raw, interner, consumes)
+        (self.allow_multi, self.binding, self.taints, self.node_name, self.all_nodes, self.node_selector,
+         self.skip_node_ops, self.has_groups) = rare
+
+
+_DEFAULTS = tuple(getattr(Device, f) for f in Device.RARE)
+
+
+def device(uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> Device:
+    """The converted device ``raw`` of slice ``sl``: a ``Device``, or a ``RareDevice`` when it sets
+    a rare field. Absent fields (most devices set none of these) are answered without a call."""
+    consumes, has_groups = _consumes(raw.get("consumesCounters"), interner)
+    binding = raw.get("bindingConditions")
+    # The slice's own taints (DeviceTaintRules join them per model: ``Model.taints``); no
+    # timeAdded, which no allocation reads, so identical devices stay identical (``classes``).
+    taints_raw = raw.get("taints")
+    taints = [Taint(interned_str(t.get("key")), interned_str(t.get("value")), interned_str(t.get("effect")))
+              for t in as_list(taints_raw) if isinstance(t, dict)] if taints_raw else None
+    node_name = raw.get("nodeName")
+    selector = raw.get("nodeSelector")
+    rare = (raw.get("allowMultipleAllocations") is True, bool(binding) and isinstance(binding, list),
+            _shared(interner, tuple(taints)) if taints else (),
+            _intern(node_name) if isinstance(node_name, str) else "",
+            raw.get("allNodes") is True, parse_node_selector(selector) if selector is not None else None,
+            sl.skip_node_ops, has_groups)
+    if COMPACT_DEVICES and rare == _DEFAULTS:
+        return Device(uid, sl, raw, interner, consumes)
+    return RareDevice(uid, sl, raw, interner, consumes, rare)
 
 
 def placed_on(what: Slice | Device, node: NodeInfo) -> bool | None:
@@ -349,7 +390,7 @@ class Slice:
                     devs = []
                     for i, d in enumerate(as_list(as_dict(raw.get("spec")).get("devices"))):
                         if isinstance(d, dict):
-                            devs.append(Device(self._first_uid + i, self, d, interner))
+                            devs.append(device(self._first_uid + i, self, d, interner))
                     self._has_groups = any(d.has_groups for d in devs)
                     self._has_binding = any(d.binding for d in devs)
                     got = self._devices = tuple(devs)
