@@ -12,10 +12,9 @@ import pytest
 
 from bench import gen
 from tests.allocator.builders import claim, dev, device_class, node, req, rslice, searched_nodes
-from webhook.allocator import JOINT, PER_CLAIM, Allocation, Call, Limits, allocate, engine, model_for
+from webhook.allocator import JOINT, PER_CLAIM, Allocation, Call, Limits, allocate, devices, engine, model_for
 from webhook.allocator.claims import parse_claim
 from webhook.allocator.classes import SLICE_KEYED, class_of, identifying, node_names, transferable
-from webhook.allocator import devices
 from webhook.allocator.devices import Device, RareDevice, Slice
 from webhook.allocator.feasibility import claims_for
 from webhook.allocator.pools import pools_for
@@ -202,8 +201,9 @@ class _Reads:
 
 
 def _record_reads(monkeypatch: pytest.MonkeyPatch, reads: _Reads) -> None:
-    for name in Device.RARE:  # a compact device reads these from its class: record them too
-        def default(obj: Any, name: str = name, value: Any = getattr(Device, name)) -> Any:
+    defaults = {name: getattr(Device, name) for name in Device.RARE}
+    for name, value in defaults.items():  # a compact device reads these from its class: record them too
+        def default(obj: Any, name: str = name, value: Any = value) -> Any:
             if reads.on:
                 reads.device.add(name)
             return value

@@ -290,7 +290,7 @@ class Model:
 
     def node_slices(self, name: str) -> list[Slice]:
         """The visible slices with ``spec.nodeName`` = ``name``, in snapshot order."""
-        got = self._by_node.get(name)
+        got: list[Slice] | None = self._by_node.get(name)
         if got is None:
             got = [sl for sl in map(self._slice, self._index.by_node.get(name, ())) if self._visible(sl)]
             if len(self._by_node) < 4096:

@@ -57,7 +57,7 @@ class Layered(Mapping[K, V]):
         got.base, got.over, got._len = self.base, over, self._len
         return got
 
-    def get(self, key: K, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: K, default: Any = None) -> Any:
         got = self.over.get(key, _ABSENT)
         if got is _ABSENT:
             return self.base.get(key, default)
@@ -70,7 +70,7 @@ class Layered(Mapping[K, V]):
         return got  # type: ignore[no-any-return]
 
     def __contains__(self, key: object) -> bool:
-        got = self.over.get(key, _ABSENT)  # type: ignore[call-overload]
+        got = self.over.get(key, _ABSENT)  # type: ignore[arg-type]
         return key in self.base if got is _ABSENT else got is not _GONE
 
     def __len__(self) -> int:

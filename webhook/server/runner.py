@@ -246,9 +246,10 @@ def _start_background(state: Any, holder: Any, warmed: threading.Event) -> None:
 
 def _warm(state: Any, holder: Any, done: threading.Event) -> None:
     from webhook.allocator import warm
+    from webhook.state.memory import trim  # the LIST pages' heap, given back once the state is warm
     try:
         n = warm(state.snapshot(), holder.current.gates)
-        log.info("allocator model warmed", extra={"devices": n})
+        log.info("allocator model warmed", extra={"devices": n, "trimmed": trim()})
     except Exception:  # only a cache: a failure here changes nothing else
         log.exception("allocator warm-up failed")
     finally:
