@@ -184,10 +184,11 @@ class Device:
     """One device of a slice. ``uid`` is unique within the model (selector cache key).
 
     Most devices set none of the ``RARE`` fields: they read them from the class (their defaults),
-    so each device holds 11 slots, not 19; a device that sets one is a ``RareDevice`` (``device``)."""
+    so each device holds 12 slots (128 bytes with its GC header), not 19 (192); a device that sets
+    one is a ``RareDevice`` (``device``)."""
 
     __slots__ = ("uid", "name", "slice", "attrs", "caps", "capnames", "consumes", "_view", "raw_capacity",
-                 "dkey", "shape")
+                 "dkey", "shape", "has_groups")
 
     allow_multi: bool = False
     binding: bool = False
@@ -196,9 +197,7 @@ class Device:
     all_nodes: bool = False
     node_selector: NodeSelector | None = None
     skip_node_ops: bool = False
-    has_groups: bool = False
-    RARE = ("allow_multi", "binding", "taints", "node_name", "all_nodes", "node_selector", "skip_node_ops",
-            "has_groups")
+    RARE = ("allow_multi", "binding", "taints", "node_name", "all_nodes", "node_selector", "skip_node_ops")
     """Fields set by few devices (binding conditions, taints, per-device node selection, ...)."""
 
     SEARCHED = ("name", "attrs", "caps", "raw_capacity", "consumes", "allow_multi", "binding", "taints",
@@ -212,7 +211,7 @@ class Device:
     keyed fields are ``classes.SLICE_KEYED``), and what is derived from ``SEARCHED`` fields or cached."""
 
     def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any],
-                 consumes: tuple[Any, ...] = ()) -> None:
+                 consumes: tuple[Any, ...] = (), has_groups: bool = False) -> None:
         self.uid = uid
         self.name = interned_str(raw.get("name"))
         self.slice = sl
@@ -220,7 +219,7 @@ class Device:
         self.attrs: dict[str, Any] = as_dict(raw.get("attributes"))
         self.raw_capacity: dict[str, Any] = as_dict(raw.get("capacity"))
         self.caps, self.capnames = _caps(sl.driver, self.raw_capacity, interner)
-        self.consumes = consumes
+        self.consumes, self.has_groups = consumes, has_groups
         self._view: Any = None
         self.shape: Any = None
         """What the search sees of it apart from attributes and node (``classes.py``), on first use."""
@@ -260,10 +259,10 @@ class RareDevice(Device):
     __slots__ = Device.RARE
 
     def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any],
-                 consumes: tuple[Any, ...], rare: tuple[Any, ...]) -> None:
-        super().__init__(uid, sl, raw, interner, consumes)
+                 consumes: tuple[Any, ...], has_groups: bool, rare: tuple[Any, ...]) -> None:
+        super().__init__(uid, sl, raw, interner, consumes, has_groups)
         (self.allow_multi, self.binding, self.taints, self.node_name, self.all_nodes, self.node_selector,
-         self.skip_node_ops, self.has_groups) = rare
+         self.skip_node_ops) = rare
 
 
 _DEFAULTS = tuple(getattr(Device, f) for f in Device.RARE)
@@ -285,10 +284,10 @@ def device(uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -
             _shared(interner, tuple(taints)) if taints else (),
             _intern(node_name) if isinstance(node_name, str) else "",
             raw.get("allNodes") is True, parse_node_selector(selector) if selector is not None else None,
-            sl.skip_node_ops, has_groups)
+            sl.skip_node_ops)
     if COMPACT_DEVICES and rare == _DEFAULTS:
-        return Device(uid, sl, raw, interner, consumes)
-    return RareDevice(uid, sl, raw, interner, consumes, rare)
+        return Device(uid, sl, raw, interner, consumes, has_groups)
+    return RareDevice(uid, sl, raw, interner, consumes, has_groups, rare)
 
 
 def placed_on(what: Slice | Device, node: NodeInfo) -> bool | None:
