@@ -11,6 +11,7 @@ fork, and exits at once when it cannot build the TLS context (gunicorn starts a 
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import shutil
@@ -128,6 +129,9 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
             "logger_class": GunicornJsonLogger,
             "proc_name": "dra-webhook",
             "limit_request_line": 8190,
+            # The master's objects frozen before each fork: a worker's collections never write
+            # to them, so the pages it shares with the master stay shared (``gc.freeze``).
+            "pre_fork": lambda server, worker: gc.freeze(),
             "post_fork": lambda server, worker: _load_tls(o),
             "on_reload": _mark_reload,
             "post_worker_init": _post_worker_init(o.shutdown_delay),
