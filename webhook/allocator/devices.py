@@ -113,12 +113,16 @@ def _remember(table: dict[Any, tuple[Any, Any]], key: Any, part: Any, value: Any
     return value
 
 
-def _caps(driver: str, raw: dict[str, Any], interner: dict[Any, Any]) -> tuple[Any, Any]:
-    """(capacities as (qualified name, name as written, spec), their qualified names)."""
+_CAP_NAMES: dict[tuple[Any, ...], frozenset[str]] = {}
+"""A device's capacities (shared tuples) -> their qualified names (``Device.capnames``; bounded)."""
+
+
+def _caps(driver: str, raw: dict[str, Any], interner: dict[Any, Any]) -> Any:
+    """The capacities as (qualified name, name as written, spec), one shared tuple per content."""
     if not raw:
-        return _shared(interner, ()), _shared(interner, frozenset())
+        return ()
     key = ("caps", driver, id(raw))
-    hit: tuple[Any, Any] | None = _by_id(_BY_ID, key, raw)
+    hit: Any = _by_id(_BY_ID, key, raw)
     if hit is not None:
         return hit
     caps: list[tuple[str, str, CapSpec]] = []
@@ -140,7 +144,7 @@ def _caps(driver: str, raw: dict[str, Any], interner: dict[Any, Any]) -> tuple[A
             if spec is None:
                 spec = interner[ckey] = CapSpec(c)
             caps.append((_intern(full), _intern(name), spec))
-    got = (_shared(interner, tuple(caps)), _shared(interner, frozenset(n for n, _, _ in caps)))
+    got = _shared(interner, tuple(caps))
     _remember(_BY_ID, key, raw, got)
     return got
 
@@ -184,11 +188,10 @@ class Device:
     """One device of a slice. ``uid`` is unique within the model (selector cache key).
 
     Most devices set none of the ``RARE`` fields: they read them from the class (their defaults),
-    so each device holds 12 slots (128 bytes with its GC header), not 19 (192); a device that sets
-    one is a ``RareDevice`` (``device``)."""
+    so each device holds 10 slots (112 bytes with its GC header), not 19 (192); a device that sets
+    one is a ``RareDevice`` (``device``). ``capnames`` and ``has_groups`` are derived (shared maps)."""
 
-    __slots__ = ("uid", "name", "slice", "attrs", "caps", "capnames", "consumes", "_view", "raw_capacity",
-                 "dkey", "shape", "has_groups")
+    __slots__ = ("uid", "name", "slice", "attrs", "caps", "consumes", "_view", "raw_capacity", "dkey", "shape")
 
     allow_multi: bool = False
     binding: bool = False
@@ -211,18 +214,33 @@ class Device:
     keyed fields are ``classes.SLICE_KEYED``), and what is derived from ``SEARCHED`` fields or cached."""
 
     def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any],
-                 consumes: tuple[Any, ...] = (), has_groups: bool = False) -> None:
+                 consumes: tuple[Any, ...] = ()) -> None:
         self.uid = uid
         self.name = interned_str(raw.get("name"))
         self.slice = sl
         self.dkey = (sl.driver, sl.pool, self.name)
         self.attrs: dict[str, Any] = as_dict(raw.get("attributes"))
         self.raw_capacity: dict[str, Any] = as_dict(raw.get("capacity"))
-        self.caps, self.capnames = _caps(sl.driver, self.raw_capacity, interner)
-        self.consumes, self.has_groups = consumes, has_groups
+        self.caps = _caps(sl.driver, self.raw_capacity, interner)
+        self.consumes = consumes
         self._view: Any = None
         self.shape: Any = None
         """What the search sees of it apart from attributes and node (``classes.py``), on first use."""
+
+    @property
+    def capnames(self) -> frozenset[str]:
+        """The qualified names of its capacities."""
+        got = _CAP_NAMES.get(self.caps)
+        if got is None:
+            if len(_CAP_NAMES) > _BY_ID_MAX:
+                _CAP_NAMES.clear()
+            got = _CAP_NAMES[self.caps] = frozenset(n for n, _, _ in self.caps)
+        return got
+
+    @property
+    def has_groups(self) -> bool:
+        """Whether a counter consumption names compatibility groups."""
+        return any(c[2] for c in self.consumes)
 
     @property
     def driver(self) -> str:
@@ -259,8 +277,8 @@ class RareDevice(Device):
     __slots__ = Device.RARE
 
     def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any],
-                 consumes: tuple[Any, ...], has_groups: bool, rare: tuple[Any, ...]) -> None:
-        super().__init__(uid, sl, raw, interner, consumes, has_groups)
+                 consumes: tuple[Any, ...], rare: tuple[Any, ...]) -> None:
+        super().__init__(uid, sl, raw, interner, consumes)
         (self.allow_multi, self.binding, self.taints, self.node_name, self.all_nodes, self.node_selector,
          self.skip_node_ops) = rare
 
@@ -271,7 +289,7 @@ _DEFAULTS = tuple(getattr(Device, f) for f in Device.RARE)
 def device(uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> Device:
     """The converted device ``raw`` of slice ``sl``: a ``Device``, or a ``RareDevice`` when it sets
     a rare field. Absent fields (most devices set none of these) are answered without a call."""
-    consumes, has_groups = _consumes(raw.get("consumesCounters"), interner)
+    consumes, _ = _consumes(raw.get("consumesCounters"), interner)
     binding = raw.get("bindingConditions")
     # The slice's own taints (DeviceTaintRules join them per model: ``Model.taints``); no
     # timeAdded, which no allocation reads, so identical devices stay identical (``classes``).
@@ -286,8 +304,8 @@ def device(uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -
             raw.get("allNodes") is True, parse_node_selector(selector) if selector is not None else None,
             sl.skip_node_ops)
     if COMPACT_DEVICES and rare == _DEFAULTS:
-        return Device(uid, sl, raw, interner, consumes, has_groups)
-    return RareDevice(uid, sl, raw, interner, consumes, has_groups, rare)
+        return Device(uid, sl, raw, interner, consumes)
+    return RareDevice(uid, sl, raw, interner, consumes, rare)
 
 
 def placed_on(what: Slice | Device, node: NodeInfo) -> bool | None:
@@ -390,7 +408,7 @@ class Slice:
                     for i, d in enumerate(as_list(as_dict(raw.get("spec")).get("devices"))):
                         if isinstance(d, dict):
                             devs.append(device(self._first_uid + i, self, d, interner))
-                    self._has_groups = any(d.has_groups for d in devs)
+                    self._has_groups = any(c[2] for d in devs for c in d.consumes)
                     self._has_binding = any(d.binding for d in devs)
                     got = self._devices = tuple(devs)
                     self._raw = self._interner = None

@@ -43,9 +43,9 @@ class Compactor:
     attributes hold its own UUID) cost the table no key. A hash collision only remembers a
     structure early. The last ``RECENT`` to ``2 * RECENT`` first sightings are kept too (``_recent``):
     a structure seen again soon after (the parent UUID of a GPU's partitions, one device after
-    the other) shares the first instance, not a second one. Keys are flat tuples (``_key``). The table of shared values is bounded:
-    past ``max_entries`` it starts afresh (sharing is an optimisation; objects compacted before
-    keep what they share)."""
+    the other) shares the first instance, not a second one. Keys are flat tuples (``_key``). The
+    table of shared values is bounded: past ``max_entries`` it starts afresh (sharing is an
+    optimisation; objects compacted before keep what they share)."""
 
     __slots__ = ("_table", "_seen", "_sightings", "max_entries", "_recent", "_older")
 
