@@ -116,4 +116,6 @@ def test_a_splice_that_cannot_apply_asks_for_a_rebuild(i: int, old_at: int | Non
 ], ids=["inside-one-run", "at-a-runs-end-and-start", "at-the-end-of-a-run-of-one", "before-every-run"])
 def test_runs_after_keeps_the_runs_that_do_not_read_the_changed_node(
         ends: dict[int, int], j: int, kept: dict[int, int], held: dict[int, int]) -> None:
-    assert runs_after(ends, j) == (kept, held)
+    names = [f"node-{i:02d}" for i in range(10)]
+    assert runs_after(ends, names, names[j]) == (j, kept, held)
+    assert runs_after(ends, names, "node-xx") is None  # not a node of the list: nothing carried

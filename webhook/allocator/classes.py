@@ -28,7 +28,6 @@ from __future__ import annotations
 import operator
 import re
 import sys
-from bisect import bisect_left
 from collections.abc import Iterable
 from typing import Any
 
@@ -89,23 +88,14 @@ def _inherit(model: Model) -> None:
                 of = prev["of"].child()
                 was = of.pop(node, None)
                 model.class_data["of"] = of  # whole before it is seen: class_of reads it without the lock
-                if "names" in prev and "ends" in prev:
-                    _runs_after(model, prev["names"], prev["ends"], node, was)
+                split = runs_after(prev["ends"], prev["names"], node) if "names" in prev and "ends" in prev else None
+                if split is not None:  # the cached runs (``run_end``), those through ``node`` pending a check
+                    j, model.class_data["ends"], held = split
+                    if held and was is not None:
+                        model.class_data["ends_if"] = (j, was, held)
             if "names" in prev:
                 model.class_data["names"] = prev["names"]
         del model.class_data["from"]
-
-
-def _runs_after(model: Model, names: list[str], ends: dict[int, int], node: str, was: int | None) -> None:
-    """Carry the cached runs over (``run_end``): those that do not read ``node`` as they are;
-    those that do, while ``node`` keeps its class ``was`` (checked when one is first asked)."""
-    j = bisect_left(names, node)
-    if j == len(names) or names[j] != node:
-        return
-    kept, held = runs_after(ends, j)
-    model.class_data["ends"] = kept
-    if held and was is not None:
-        model.class_data["ends_if"] = (j, was, held)
 
 
 def identifying(model: Model) -> frozenset[str]:
@@ -132,9 +122,8 @@ def identifying(model: Model) -> frozenset[str]:
 
 def _attribute_values(sl: Slice) -> tuple[frozenset[str], tuple[tuple[str, tuple[Any, ...]], ...]]:
     """(attributes of the slice that cannot be identifying, per node: the name, kind and value of
-    each that could be, flat: ``(name, kind, value, name, kind, value, ...)``, each once, in device
-    order), computed once per slice and kept with it (flat: a tenth of the memory of a set of
-    triples; every slice of the state holds one)."""
+    each that could be, flat: ``(name, kind, value, ...)``, each once, in device order), computed
+    once per slice and kept with it (flat: every slice of the state holds one)."""
     got: Any = sl.attr_values
     if got is None:
         shared: set[str] = set()
@@ -299,7 +288,7 @@ def run_end(model: Model, i: int) -> int:
 
 
 def _held_run(model: Model, i: int) -> int | None:
-    """The end of the run from ``i`` that ``_runs_after`` carried over pending a check: that its
+    """The end of the run from ``i`` that ``_inherit`` carried over pending a check: that its
     changed node kept its class (then every run pending on it holds, else none does)."""
     got = model.class_data.get("ends_if")
     if got is None or i not in got[2]:

@@ -16,7 +16,7 @@ Readers see plain mapping and sequence protocols (``get``, ``in``, ``len``, iter
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
@@ -217,14 +217,18 @@ def splice(items: Chunked[T] | None, i: int, old: T | None, new: T | None, size:
     return items.spliced(i, old, new)
 
 
-def runs_after(ends: Mapping[int, int], j: int) -> tuple[dict[int, int], dict[int, int]]:
-    """Cached runs of nodes of one class (start -> end, exclusive) after the node at ``j`` changed,
-    the node list being the same: (the runs that do not read node ``j``, those that do). A run
-    reads the nodes from its start to its end inclusive (the first node of another class stops
-    it), so it holds as it is only when ``j`` is outside; one that reads ``j`` holds when ``j``'s
-    class did not change."""
+def runs_after(ends: Mapping[int, int], names: Sequence[str],
+               node: str) -> tuple[int, dict[int, int], dict[int, int]] | None:
+    """Cached runs of nodes of one class (start -> end, exclusive, in ``names``, sorted) after
+    ``node`` changed, the node list being the same: (its position ``j``, the runs that do not read
+    it, those that do), or None when ``node`` is not in ``names``. A run reads the nodes from its
+    start to its end inclusive (the first node of another class stops it), so it holds as it is
+    only when ``j`` is outside; one that reads ``j`` holds when ``j``'s class did not change."""
+    j = bisect_left(names, node)
+    if j == len(names) or names[j] != node:
+        return None
     kept: dict[int, int] = {}
     held: dict[int, int] = {}
     for i, e in ends.items():
         (held if i <= j <= e else kept)[i] = e
-    return kept, held
+    return j, kept, held
