@@ -15,7 +15,7 @@ import pytest
 
 from bench import gen
 from webhook.allocator import feasibility_warnings, model_for, warm
-from webhook.allocator.classes import class_of, node_names
+from webhook.allocator.classes import class_of, node_names, run_end
 from webhook.allocator.pools import pools_for
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
@@ -84,6 +84,21 @@ def _added(store: SnapshotStore) -> dict[str, Any]:
     return {"type": "ADDED", "object": sl}
 
 
+def _relabelled(store: SnapshotStore) -> dict[str, Any]:
+    """Same pool generation and devices, new metadata: node 2 keeps its class (and the runs through it)."""
+    sl = _slice(store, "node-0002-gpu-devices")
+    sl["metadata"]["labels"] = {"touched": "yes"}
+    sl["metadata"]["resourceVersion"] = "901"
+    return {"type": "MODIFIED", "object": sl}
+
+
+def _capacity_changed(store: SnapshotStore) -> dict[str, Any]:
+    """Same attribute values, another capacity: node 2 leaves its class (the runs through it end)."""
+    sl = _slice(store, "node-0002-gpu-devices")
+    sl["spec"]["devices"][3]["capacity"]["memory"] = {"value": "11Gi"}
+    return {"type": "MODIFIED", "object": sl}
+
+
 def _spread_republished(store: SnapshotStore) -> dict[str, Any]:
     """A pool with a slice on two nodes: node-0001's view of it turns incomplete."""
     sl = _slice(store, "spread-0")
@@ -94,7 +109,7 @@ def _spread_republished(store: SnapshotStore) -> dict[str, Any]:
 EVENTS: dict[str, Callable[[SnapshotStore], dict[str, Any]]] = {
     "republish-same-devices": _republished, "attribute-changed": _attribute_changed,
     "identifying-value-repeated": _uuid_repeated, "slice-deleted": _deleted, "slice-added": _added,
-    "pool-on-two-nodes": _spread_republished}
+    "pool-on-two-nodes": _spread_republished, "capacity-changed": _capacity_changed, "relabelled": _relabelled}
 
 
 def _view(snapshot: ClusterSnapshot) -> dict[str, Any]:
@@ -107,8 +122,10 @@ def _view(snapshot: ClusterSnapshot) -> dict[str, Any]:
                  for p in pools_for(model, model.node(n))] for n in node_names(model)}
     warns = {k: feasibility_warnings(c, snapshot, GATES, deadline=time.monotonic() + 30, max_steps=10**5)
              for k, c in CLAIMS.items()}
+    runs = [run_end(model, i) for i in range(len(node_names(model)))]  # carried over, or checked and kept
     return {"slices": [sl.name for sl in model.slices], "all": [sl.name for sl in model.all_slices],
-            "pools": pools, "classes": sorted(sorted(g) for g in groups.values()), "warnings": warns}
+            "pools": pools, "classes": sorted(sorted(g) for g in groups.values()), "warnings": warns,
+            "runs": runs}
 
 
 @pytest.mark.parametrize("event", list(EVENTS.values()), ids=list(EVENTS))
@@ -135,3 +152,15 @@ def test_a_slice_event_takes_the_converted_slices_over() -> None:
     kept = {id(sl) for sl in prev.all_slices}
     assert sum(id(sl) not in kept for sl in model.all_slices) == 1
     assert "from" in model.class_data or "identifying" in model.class_data
+
+
+def test_events_in_a_row_keep_answering_as_models_built_afresh() -> None:
+    """Each model follows the one before (its node classes, runs and shared maps carried twice
+    or more), with a check after every event, as a serving process sees them."""
+    store = _store(_cluster())
+    warm(store.snapshot(), GATES)
+    _view(store.snapshot())
+    for make in (_relabelled, _capacity_changed, _relabelled, _republished, _added, _deleted, _relabelled):
+        after = store.apply_event("ResourceSlice", make(store))
+        fresh = ClusterSnapshot(after.objects, after.source, after.synced_at, after.version + 10**6)
+        assert _view(after) == _view(fresh), make.__name__

@@ -12,10 +12,10 @@ import pytest
 
 from bench import gen
 from tests.allocator.builders import claim, dev, device_class, node, req, rslice, searched_nodes
-from webhook.allocator import JOINT, PER_CLAIM, Allocation, Call, Limits, allocate, engine, model_for
+from webhook.allocator import JOINT, PER_CLAIM, Allocation, Call, Limits, allocate, devices, engine, model_for
 from webhook.allocator.claims import parse_claim
 from webhook.allocator.classes import SLICE_KEYED, class_of, identifying, node_names, transferable
-from webhook.allocator.devices import Device, Slice
+from webhook.allocator.devices import Device, RareDevice, Slice
 from webhook.allocator.feasibility import claims_for
 from webhook.allocator.pools import pools_for
 from webhook.gates import FeatureGates
@@ -201,7 +201,15 @@ class _Reads:
 
 
 def _record_reads(monkeypatch: pytest.MonkeyPatch, reads: _Reads) -> None:
-    for cls, seen in ((Device, reads.device), (Slice, reads.slice)):
+    defaults = {name: getattr(Device, name) for name in Device.RARE}
+    for name, value in defaults.items():  # a compact device reads these from its class: record them too
+        def default(obj: Any, name: str = name, value: Any = value) -> Any:
+            if reads.on:
+                reads.device.add(name)
+            return value
+
+        monkeypatch.setattr(Device, name, property(default))
+    for cls, seen in ((Device, reads.device), (RareDevice, reads.device), (Slice, reads.slice)):
         for name in cls.__slots__:
             slot = cls.__dict__[name]
 
@@ -294,8 +302,22 @@ def _placement_model(field: str) -> tuple[Any, Any, Any]:
     return model, target, parse_node_selector(value) if field == "node_selector" else value
 
 
+def test_only_devices_with_a_rare_field_hold_the_rare_slots() -> None:
+    """A device that sets no ``Device.RARE`` field is the compact ``Device`` and answers their
+    defaults; one that sets any is a ``RareDevice`` with its own values."""
+    model = model_for(_snapshot([node("n-1"), device_class(), rslice("s", [
+        dev("plain"), dev("tainted", taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]),
+        dev("multi", allowMultipleAllocations=True)], node_name="n-1")]), GATES)
+    got = {d.name: d for sl in model.all_slices for d in sl.devices}
+    assert [type(got[n]) for n in ("plain", "tainted", "multi")] == [Device, RareDevice, RareDevice]
+    assert (got["plain"].taints, got["plain"].allow_multi) == ((), False)
+    assert (got["tainted"].taints[0].key, got["tainted"].allow_multi) == ("k", False)
+    assert (got["multi"].taints, got["multi"].allow_multi) == ((), True)
+    assert not hasattr(got["plain"], "__dict__")
+
+
 @pytest.mark.parametrize("field", Device.SEARCHED)
-def test_every_searched_device_field_is_in_the_node_class_key(field: str) -> None:
+def test_every_searched_device_field_is_in_the_node_class_key(field: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another value of any ``Device.SEARCHED`` field on one device changes whether two nodes share a
     class: two identical nodes split (a placement field: the nodes' classes follow where the device
     now is). So a field the search reads is never missing from the key."""
@@ -303,6 +325,7 @@ def test_every_searched_device_field_is_in_the_node_class_key(field: str) -> Non
         model, target, changed = _placement_model(field)
         alike = PLACEMENT[field][2]
     else:
+        monkeypatch.setattr(devices, "COMPACT_DEVICES", False)  # every field a slot of its own: set below
         model = model_for(_snapshot(gen.cluster(2)), GATES)
         target = [d for p in pools_for(model, model.node(gen.node_name(1))) for d in p.candidates][1]
         value = getattr(target, field)

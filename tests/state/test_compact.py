@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bench import gen
-from webhook.state.compact import Compactor, compact_all
+from webhook.state.compact import RECENT, Compactor, compact_all
 from webhook.state.live import SnapshotStore
 
 
@@ -70,3 +70,19 @@ def test_store_compacts_slices_and_keeps_objects_unchanged_on_resync() -> None:
     for name, o in second.items():
         same_rv = o["metadata"]["resourceVersion"] == kept[name]["metadata"]["resourceVersion"]
         assert (o is kept[name]) == same_rv, name  # unchanged objects are kept as stored
+
+
+@pytest.mark.parametrize(("between", "shares_first"), [(0, True), (100, True), (3 * RECENT, False)],
+                         ids=["next-object", "a-hundred-later", "past-the-window"])
+def test_a_structure_seen_again_soon_shares_its_first_instance(between: int, shares_first: bool) -> None:
+    """The partitions of one GPU repeat its UUID one device after the other: the first copy is the
+    one kept; past the window of recent first sightings the second sighting makes a second copy
+    (the bitmap remembers it from there)."""
+    c = Compactor()
+    first = c.object({"kind": "Node", "parent": {"string": "uuid-1"}})
+    for i in range(between):
+        c.object({"kind": "Node", "other": {"string": f"unique-{i}"}})
+    again = c.object({"kind": "Node", "parent": {"string": "uuid-1"}})
+    third = c.object({"kind": "Node", "parent": {"string": "uuid-1"}})
+    assert (again["parent"] is first["parent"]) is shares_first
+    assert third["parent"] is again["parent"]

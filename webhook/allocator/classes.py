@@ -33,6 +33,7 @@ from typing import Any
 
 from webhook.allocator.claims import Claim
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, Slice
+from webhook.allocator.persist import Layered, runs_after
 from webhook.allocator.pools import pools_for
 from webhook.allocator.reasons import Reason
 
@@ -83,10 +84,15 @@ def _inherit(model: Model) -> None:
         if ident is not None and same:
             model.class_data["identifying"] = ident
             if "numbers" in prev and "of" in prev:
-                model.class_data["numbers"] = dict(prev["numbers"])
-                of = dict(prev["of"])
-                of.pop(node, None)
+                model.class_data["numbers"] = prev["numbers"].child()
+                of = prev["of"].child()
+                was = of.pop(node, None)
                 model.class_data["of"] = of  # whole before it is seen: class_of reads it without the lock
+                split = runs_after(prev["ends"], prev["names"], node) if "names" in prev and "ends" in prev else None
+                if split is not None:  # the cached runs (``run_end``), those through ``node`` pending a check
+                    j, model.class_data["ends"], held = split
+                    if held and was is not None:
+                        model.class_data["ends_if"] = (j, was, held)
             if "names" in prev:
                 model.class_data["names"] = prev["names"]
         del model.class_data["from"]
@@ -105,7 +111,8 @@ def identifying(model: Model) -> frozenset[str]:
         not_identifying, owned = _attribute_values(sl)
         shared |= not_identifying
         for node, values in owned:
-            for qv in values:
+            flat = iter(values)
+            for qv in zip(flat, flat, flat, strict=True):
                 if owner.setdefault(qv, node) != node:
                     shared.add(qv[0])
     got = frozenset(qv[0] for qv in owner if qv[0] not in shared)
@@ -113,13 +120,14 @@ def identifying(model: Model) -> frozenset[str]:
     return got
 
 
-def _attribute_values(sl: Slice) -> tuple[frozenset[str], tuple[tuple[str, frozenset[tuple[str, str, Any]]], ...]]:
-    """(attributes of the slice that cannot be identifying, per node: the (name, kind, value)
-    of those that could be), computed once per slice."""
+def _attribute_values(sl: Slice) -> tuple[frozenset[str], tuple[tuple[str, tuple[Any, ...]], ...]]:
+    """(attributes of the slice that cannot be identifying, per node: the name, kind and value of
+    each that could be, flat: ``(name, kind, value, ...)``, each once, in device order), computed
+    once per slice and kept with it (flat: every slice of the state holds one)."""
     got: Any = sl.attr_values
     if got is None:
         shared: set[str] = set()
-        owned: dict[str, set[tuple[str, str, Any]]] = {}
+        owned: dict[str, dict[tuple[str, str, Any], None]] = {}
         for d in sl.devices:
             node = sl.node_name or d.node_name
             names = _shape(d)[1]
@@ -128,15 +136,17 @@ def _attribute_values(sl: Slice) -> tuple[frozenset[str], tuple[tuple[str, froze
                 continue
             own = owned.get(node)
             if own is None:
-                own = owned[node] = set()
+                own = owned[node] = {}
             for (_key, q), raw in zip(names, d.attrs.values(), strict=True):
                 if type(raw) is dict and len(raw) == 1:
                     ((kind, v),) = raw.items()
                     if (kind, type(v)) in _ABSTRACTABLE:
-                        own.add((q, kind, v))
+                        own[(q, kind, v)] = None
                         continue
                 shared.add(q)
-        got = sl.attr_values = (frozenset(shared), tuple((n, frozenset(v)) for n, v in owned.items() if v))
+        fixed = frozenset(shared)
+        got = sl.attr_values = (_SHARED.setdefault(fixed, fixed),
+                                tuple((n, tuple(x for qv in v for x in qv)) for n, v in owned.items() if v))
     return got  # type: ignore[no-any-return]
 
 
@@ -218,18 +228,20 @@ def _number(model: Model, key: tuple[Any, ...] | None) -> int | None:
     """The class number of a node key (one number per key for the model's lifetime)."""
     if key is None:
         return None
-    numbers: dict[tuple[Any, ...], int] = model.class_data.setdefault("numbers", {})
+    numbers: Layered[tuple[Any, ...], int] = model.class_data.setdefault("numbers", Layered())
     with model.lock:  # serving threads share the model: one number per key, never two keys per number
         return numbers.setdefault(key, len(numbers))
 
 
 def class_of(model: Model, name: str) -> int | None:
     """The class number of node ``name`` in ``model`` (None: no class, always searched)."""
-    known: dict[str, int | None] | None = model.class_data.get("of")
-    if known is not None and name in known:  # the hot path: no call (``engine`` asks per node)
-        return known[name]
+    known: Layered[str, int | None] | None = model.class_data.get("of")
+    if known is not None:  # the hot path (``engine`` asks per node)
+        got = known.get(name, known)
+        if got is not known:
+            return got  # type: ignore[no-any-return]
     _inherit(model)
-    classes: dict[str, int | None] = model.class_data.setdefault("of", {})
+    classes: Layered[str, int | None] = model.class_data.setdefault("of", Layered())
     if name in classes:
         return classes[name]
     got = classes[name] = _number(model, _node_key(model, model.node(name), model.allocated))
@@ -263,6 +275,8 @@ def run_end(model: Model, i: int) -> int:
     _inherit(model)
     ends: dict[int, int] = model.class_data.setdefault("ends", {})
     got = ends.get(i)
+    if got is None and "ends_if" in model.class_data:
+        got = _held_run(model, i)
     if got is None:
         names = node_names(model)
         cls = class_of(model, names[i])
@@ -271,6 +285,21 @@ def run_end(model: Model, i: int) -> int:
             got += 1
         ends[i] = got
     return got
+
+
+def _held_run(model: Model, i: int) -> int | None:
+    """The end of the run from ``i`` that ``_inherit`` carried over pending a check: that its
+    changed node kept its class (then every run pending on it holds, else none does)."""
+    got = model.class_data.get("ends_if")
+    if got is None or i not in got[2]:
+        return None
+    j, was, held = got
+    if class_of(model, node_names(model)[j]) == was:
+        model.class_data["ends"].update(held)
+        model.class_data.pop("ends_if", None)
+        return held[i]  # type: ignore[no-any-return]
+    model.class_data.pop("ends_if", None)
+    return None
 
 
 def _safe(expr: str, idents: frozenset[str]) -> bool:

@@ -1,4 +1,4 @@
-"""The converted objects of the allocator model: devices, slices, nodes, device classes, allocated state.
+"""The converted objects of the allocator model: devices, slices, nodes, device classes.
 
 Pure: no I/O, no kubernetes imports. Raw attribute and capacity maps are *referenced* from the
 snapshot, not copied; strings are interned, integral counter values are ints, and identical
@@ -16,7 +16,6 @@ from typing import Any
 
 from webhook.allocator.nodesel import NodeSelector, parse_node_selector
 from webhook.allocator.taints import Taint
-from webhook.gates import FeatureGates, Gate
 from webhook.quantity import try_parse
 from webhook.raw import as_dict, as_list
 
@@ -114,12 +113,16 @@ def _remember(table: dict[Any, tuple[Any, Any]], key: Any, part: Any, value: Any
     return value
 
 
-def _caps(driver: str, raw: dict[str, Any], interner: dict[Any, Any]) -> tuple[Any, Any]:
-    """(capacities as (qualified name, name as written, spec), their qualified names)."""
+_CAP_NAMES: dict[tuple[Any, ...], frozenset[str]] = {}
+"""A device's capacities (shared tuples) -> their qualified names (``Device.capnames``; bounded)."""
+
+
+def _caps(driver: str, raw: dict[str, Any], interner: dict[Any, Any]) -> Any:
+    """The capacities as (qualified name, name as written, spec), one shared tuple per content."""
     if not raw:
-        return _shared(interner, ()), _shared(interner, frozenset())
+        return ()
     key = ("caps", driver, id(raw))
-    hit: tuple[Any, Any] | None = _by_id(_BY_ID, key, raw)
+    hit: Any = _by_id(_BY_ID, key, raw)
     if hit is not None:
         return hit
     caps: list[tuple[str, str, CapSpec]] = []
@@ -141,7 +144,7 @@ def _caps(driver: str, raw: dict[str, Any], interner: dict[Any, Any]) -> tuple[A
             if spec is None:
                 spec = interner[ckey] = CapSpec(c)
             caps.append((_intern(full), _intern(name), spec))
-    got = (_shared(interner, tuple(caps)), _shared(interner, frozenset(n for n, _, _ in caps)))
+    got = _shared(interner, tuple(caps))
     _remember(_BY_ID, key, raw, got)
     return got
 
@@ -176,12 +179,29 @@ def _consumes(raw: Any, interner: dict[Any, Any]) -> tuple[Any, bool]:
     return got
 
 
-class Device:
-    """One device of a slice. ``uid`` is unique within the model (selector cache key)."""
+COMPACT_DEVICES = True
+"""A device that sets none of ``Device.RARE`` is a ``Device``, the others a ``RareDevice`` (tests
+that set a rare field on any device turn this off)."""
 
-    __slots__ = ("uid", "name", "slice", "attrs", "caps", "capnames", "consumes", "allow_multi",
-                 "binding", "taints", "node_name", "all_nodes", "node_selector", "skip_node_ops",
-                 "has_groups", "_view", "raw_capacity", "dkey", "shape")
+
+class Device:
+    """One device of a slice. ``uid`` is unique within the model (selector cache key).
+
+    Most devices set none of the ``RARE`` fields: they read them from the class (their defaults),
+    so each device holds 10 slots (112 bytes with its GC header), not 19 (192); a device that sets
+    one is a ``RareDevice`` (``device``). ``capnames`` and ``has_groups`` are derived (shared maps)."""
+
+    __slots__ = ("uid", "name", "slice", "attrs", "caps", "consumes", "_view", "raw_capacity", "dkey", "shape")
+
+    allow_multi: bool = False
+    binding: bool = False
+    taints: tuple[Taint, ...] = ()
+    node_name: str = ""
+    all_nodes: bool = False
+    node_selector: NodeSelector | None = None
+    skip_node_ops: bool = False
+    RARE = ("allow_multi", "binding", "taints", "node_name", "all_nodes", "node_selector", "skip_node_ops")
+    """Fields set by few devices (binding conditions, taints, per-device node selection, ...)."""
 
     SEARCHED = ("name", "attrs", "caps", "raw_capacity", "consumes", "allow_multi", "binding", "taints",
                 "skip_node_ops", "node_name", "all_nodes", "node_selector")
@@ -193,34 +213,34 @@ class Device:
     (``uid``, ``dkey``: cache keys, and the allocated state the key holds per device), the slice (its
     keyed fields are ``classes.SLICE_KEYED``), and what is derived from ``SEARCHED`` fields or cached."""
 
-    def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> None:
+    def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any],
+                 consumes: tuple[Any, ...] = ()) -> None:
         self.uid = uid
         self.name = interned_str(raw.get("name"))
         self.slice = sl
         self.dkey = (sl.driver, sl.pool, self.name)
         self.attrs: dict[str, Any] = as_dict(raw.get("attributes"))
         self.raw_capacity: dict[str, Any] = as_dict(raw.get("capacity"))
-        self.caps, self.capnames = _caps(sl.driver, self.raw_capacity, interner)
-        self.consumes, self.has_groups = _consumes(raw.get("consumesCounters"), interner)
-        self.allow_multi = raw.get("allowMultipleAllocations") is True
-        binding = raw.get("bindingConditions")
-        self.binding = bool(binding) and isinstance(binding, list)
-        # The slice's own taints (DeviceTaintRules join them per model: ``Model.taints``); no
-        # timeAdded, which no allocation reads, so identical devices stay identical (``classes``).
-        # Absent fields (most devices set none of these) are answered without a call.
-        taints_raw = raw.get("taints")
-        taints = [Taint(interned_str(t.get("key")), interned_str(t.get("value")), interned_str(t.get("effect")))
-                  for t in as_list(taints_raw) if isinstance(t, dict)] if taints_raw else None
-        self.taints: tuple[Taint, ...] = _shared(interner, tuple(taints)) if taints else ()
-        node_name = raw.get("nodeName")
-        self.node_name = _intern(node_name) if isinstance(node_name, str) else ""
-        self.all_nodes = raw.get("allNodes") is True
-        selector = raw.get("nodeSelector")
-        self.node_selector = parse_node_selector(selector) if selector is not None else None
-        self.skip_node_ops = sl.skip_node_ops
+        self.caps = _caps(sl.driver, self.raw_capacity, interner)
+        self.consumes = consumes
         self._view: Any = None
         self.shape: Any = None
         """What the search sees of it apart from attributes and node (``classes.py``), on first use."""
+
+    @property
+    def capnames(self) -> frozenset[str]:
+        """The qualified names of its capacities."""
+        got = _CAP_NAMES.get(self.caps)
+        if got is None:
+            if len(_CAP_NAMES) > _BY_ID_MAX:
+                _CAP_NAMES.clear()
+            got = _CAP_NAMES[self.caps] = frozenset(n for n, _, _ in self.caps)
+        return got
+
+    @property
+    def has_groups(self) -> bool:
+        """Whether a counter consumption names compatibility groups."""
+        return any(c[2] for c in self.consumes)
 
     @property
     def driver(self) -> str:
@@ -249,6 +269,43 @@ class Device:
     def matches_node(self, node: NodeInfo) -> bool:
         """Per-device node selection (slices with perDeviceNodeSelection)."""
         return placed_on(self, node) is True
+
+
+class RareDevice(Device):
+    """A device that sets one of ``Device.RARE`` at least: those fields are its own."""
+
+    __slots__ = Device.RARE
+
+    def __init__(self, uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any],
+                 consumes: tuple[Any, ...], rare: tuple[Any, ...]) -> None:
+        super().__init__(uid, sl, raw, interner, consumes)
+        (self.allow_multi, self.binding, self.taints, self.node_name, self.all_nodes, self.node_selector,
+         self.skip_node_ops) = rare
+
+
+_DEFAULTS = tuple(getattr(Device, f) for f in Device.RARE)
+
+
+def device(uid: int, sl: Slice, raw: dict[str, Any], interner: dict[Any, Any]) -> Device:
+    """The converted device ``raw`` of slice ``sl``: a ``Device``, or a ``RareDevice`` when it sets
+    a rare field. Absent fields (most devices set none of these) are answered without a call."""
+    consumes, _ = _consumes(raw.get("consumesCounters"), interner)
+    binding = raw.get("bindingConditions")
+    # The slice's own taints (DeviceTaintRules join them per model: ``Model.taints``); no
+    # timeAdded, which no allocation reads, so identical devices stay identical (``classes``).
+    taints_raw = raw.get("taints")
+    taints = [Taint(interned_str(t.get("key")), interned_str(t.get("value")), interned_str(t.get("effect")))
+              for t in as_list(taints_raw) if isinstance(t, dict)] if taints_raw else None
+    node_name = raw.get("nodeName")
+    selector = raw.get("nodeSelector")
+    rare = (raw.get("allowMultipleAllocations") is True, bool(binding) and isinstance(binding, list),
+            _shared(interner, tuple(taints)) if taints else (),
+            _intern(node_name) if isinstance(node_name, str) else "",
+            raw.get("allNodes") is True, parse_node_selector(selector) if selector is not None else None,
+            sl.skip_node_ops)
+    if COMPACT_DEVICES and rare == _DEFAULTS:
+        return Device(uid, sl, raw, interner, consumes)
+    return RareDevice(uid, sl, raw, interner, consumes, rare)
 
 
 def placed_on(what: Slice | Device, node: NodeInfo) -> bool | None:
@@ -350,8 +407,8 @@ class Slice:
                     devs = []
                     for i, d in enumerate(as_list(as_dict(raw.get("spec")).get("devices"))):
                         if isinstance(d, dict):
-                            devs.append(Device(self._first_uid + i, self, d, interner))
-                    self._has_groups = any(d.has_groups for d in devs)
+                            devs.append(device(self._first_uid + i, self, d, interner))
+                    self._has_groups = any(c[2] for d in devs for c in d.consumes)
                     self._has_binding = any(d.binding for d in devs)
                     got = self._devices = tuple(devs)
                     self._raw = self._interner = None
@@ -421,43 +478,3 @@ class DeviceClassInfo:
         self.compiled: Any = None
         """Its selectors as the search takes them, on first use (``claims.class_selectors``): the
         same for every request of the class, as they name no claim."""
-
-
-class AllocatedState:
-    """§3: devices in use (dedicated), shared devices, aggregated consumed capacity."""
-
-    __slots__ = ("dedicated", "shared", "aggregated")
-
-    def __init__(self) -> None:
-        self.dedicated: set[tuple[str, str, str]] = set()
-        self.shared: set[tuple[str, str, str]] = set()
-        self.aggregated: dict[tuple[str, str, str], dict[str, Num]] = {}
-
-    def copy(self) -> AllocatedState:
-        c = AllocatedState()
-        c.dedicated = set(self.dedicated)
-        c.shared = set(self.shared)
-        c.aggregated = {k: dict(v) for k, v in self.aggregated.items()}
-        return c
-
-    def is_allocated(self, key: tuple[str, str, str]) -> bool:
-        return key in self.dedicated or key in self.shared or key in self.aggregated
-
-    def add_results(self, results: list[Any], gates: FeatureGates, claim_driver_caps: Any = None) -> None:
-        """Fold allocation results (raw dicts of ``status.allocation.devices.results``) in."""
-        cc = gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY)
-        for r in results:
-            if not isinstance(r, dict) or r.get("adminAccess") is True:
-                continue
-            key = (interned_str(r.get("driver")), interned_str(r.get("pool")), interned_str(r.get("device")))
-            if cc and r.get("shareID"):
-                self.shared.add(key)
-                consumed = r.get("consumedCapacity")
-                if isinstance(consumed, dict):
-                    agg = self.aggregated.setdefault(key, {})
-                    for name, v in consumed.items():
-                        val = qnum(v)
-                        if isinstance(name, str) and val is not None:
-                            agg[name] = agg.get(name, 0) + val  # keyed as written (§7.3)
-            else:
-                self.dedicated.add(key)

@@ -1,36 +1,13 @@
-"""The raw ResourceSlices of one snapshot indexed by node and by pool, and the splices that update
-what a model derived from its predecessor when one slice changed (``model.Model``). Pure."""
+"""The raw ResourceSlices of one snapshot indexed by node and by pool; after one slice changed,
+the next snapshot's index shares all but that node's entries (``persist.Layered``). Pure."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 from webhook.allocator.devices import interned_str
+from webhook.allocator.persist import Layered
 from webhook.raw import as_dict, as_list
-
-T = TypeVar("T")
-
-
-def without(d: dict[str, T], key: str) -> dict[str, T]:
-    """A copy of ``d`` without ``key`` (a C-speed copy: ``d`` may hold every node)."""
-    got = dict(d)
-    got.pop(key, None)
-    return got
-
-
-def splice(items: tuple[T, ...] | None, i: int, old: T | None, new: T | None, size: int) -> tuple[T, ...] | None:
-    """``items`` with ``old`` (at ``i``) replaced by ``new``, removed, or ``new`` inserted at
-    ``i``; None (built again when asked) when ``items`` is None, does not have ``size`` items
-    (``size`` -1: any), or ``old`` is not at ``i`` (``i`` -1: ``old`` is not in it)."""
-    if items is None or (size >= 0 and len(items) != size):
-        return None
-    if i < 0:
-        return items
-    if old is not None:
-        if i >= len(items) or items[i] is not old:
-            return None
-        return items[:i] + ((new,) if new is not None else ()) + items[i + 1:]
-    return items[:i] + ((new,) if new is not None else ()) + items[i:]
 
 
 class Index:
@@ -61,9 +38,9 @@ class Index:
             key = _pool_name(raw)
             if pools.setdefault(key, name) != name:
                 pools[key] = SEVERAL
-        self.by_node = by_node
+        self.by_node: Layered[str, list[dict[str, Any]]] = Layered(by_node)
         self.unnamed = unnamed
-        self.pools = pools
+        self.pools: Layered[str, str] = Layered(pools)
         """Pool name -> the one node whose slices hold it ("": slices without a node name), or
         ``SEVERAL``: what tells whether a slice event touches other nodes' pools (``Model._carry``)."""
         # Nodes named only by devices (per-device node selection) of slices without a node.
@@ -78,7 +55,7 @@ class Index:
         got = Index.__new__(Index)
         got.raws = raws
         got.unnamed, got.device_nodes = self.unnamed, self.device_nodes
-        by_node = dict(self.by_node)
+        by_node = self.by_node.child()
         mine = [raw for raw in by_node.get(node, ()) if raw is not old]
         if new is not None:
             mine.append(new)
@@ -88,7 +65,7 @@ class Index:
         else:
             by_node.pop(node, None)
         got.by_node = by_node
-        pools = dict(self.pools)
+        pools = self.pools.child()
         for key in {_pool_name(raw) for raw in (old, new) if raw is not None}:
             here = any(_pool_name(raw) == key for raw in mine)
             had = pools.get(key)

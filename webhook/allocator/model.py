@@ -24,8 +24,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from webhook.allocator.allocated import AllocatedState
 from webhook.allocator.devices import (
-    AllocatedState,
     CapSpec,
     Device,
     DeviceClassInfo,
@@ -38,7 +38,8 @@ from webhook.allocator.devices import (
     qnum,
     qty,
 )
-from webhook.allocator.index import Index, splice, without
+from webhook.allocator.index import Index
+from webhook.allocator.persist import Chunked, Layered, splice
 from webhook.allocator.taints import NO_RULES, Taint, TaintRules
 from webhook.allocator.variant import STABLE, variant
 from webhook.gates import FeatureGates, Gate
@@ -169,9 +170,7 @@ class Model:
             _prune(raws, node_raws)
             self._index = prev._index if prev is not None and prev._index.raws is raws else Index(raws)
         self._node_raws = node_raws
-        if (prev is not None and prev._node_raws is node_raws
-                and prev._index.by_node.keys() == self._index.by_node.keys()
-                and prev._index.device_nodes == self._index.device_nodes):
+        if prev is not None and prev._node_raws is node_raws and _same_nodes(prev._index, self._index, local):
             self.nodes: dict[str, NodeInfo] = prev.nodes
         else:
             self.nodes = _nodes(node_raws, self._index)
@@ -187,14 +186,15 @@ class Model:
             self.allocated, self.allocated_claims = prev.allocated, prev.allocated_claims
         else:
             self.allocated, self.allocated_claims = _allocated(self._claim_raws, gates)
-        self._all: tuple[Slice, ...] | None = None
-        self._kept: tuple[Slice, ...] | None = None
-        self._by_node: dict[str, list[Slice]] = {}
+        self._all: Chunked[Slice] | None = None
+        self._kept: Chunked[Slice] | None = None
+        """The visible slices (``_all`` itself when the gates hide none)."""
+        self._by_node: Layered[str, list[Slice]] = Layered()
         self._unnamed: list[Slice] | None = None
-        self._by_pool: dict[tuple[str, str], list[Slice]] | None = None
+        self._by_pool: Layered[tuple[str, str], list[Slice]] | None = None
         self._own: dict[int, Slice] = {}
         """The slices this model converted or took from the cache: one Slice per raw dict."""
-        self.pools_cache: dict[str, Any] = {}
+        self.pools_cache: Layered[str, Any] = Layered()
         """Gathered pools per node name (``pools.pools_for``)."""
         self.node_data: dict[str, Any] = {}
         """Per node name: what searches there share across requests (``nodedata.node_data``)."""
@@ -219,21 +219,26 @@ class Model:
         new = self._slice(ch.new) if ch.new is not None else None
         if ch.old is None or old is not None:
             self._all = splice(prev._all, ch.position, old, new, len(ch.base))
-        if (prev._kept is not None and old is not None and new is not None
+        if prev._kept is not None and prev._kept is prev._all and (new is None or self._visible(new)):
+            self._kept = self._all  # the gates hide no slice, before or after
+        elif (prev._kept is not None and old is not None and new is not None
                 and self._visible(old) == self._visible(new) and (old in prev._kept) == self._visible(old)):
             self._kept = splice(prev._kept, prev._kept.index(old) if self._visible(old) else -1, old, new, -1)
         self._unnamed = prev._unnamed
         if prev._by_pool is not None and (ch.old is None or old is not None):
-            by_pool = dict(prev._by_pool)
+            by_pool = prev._by_pool.child()
             for sl in (old, new):
                 if sl is not None:
                     by_pool[sl.pool_key()] = [s for s in by_pool.get(sl.pool_key(), ()) if s is not old]
             if new is not None:
                 by_pool[new.pool_key()].append(new)
             self._by_pool = by_pool
-        self._by_node, self.pools_cache, self.node_data = (
-            without(prev._by_node, node), without(prev.pools_cache, node), without(prev.node_data, node))
-        self.class_data["from"] = (prev.class_data, node, old, new)
+        self._by_node, self.pools_cache = prev._by_node.child(), prev.pools_cache.child()
+        self._by_node.pop(node, None)
+        self.pools_cache.pop(node, None)
+        self.node_data = {k: v for k, v in prev.node_data.items() if k != node}  # at most NODE_DATA_NODES
+        if "from" not in prev.class_data:  # (a model no request asked about hands nothing on)
+            self.class_data["from"] = (prev.class_data, node, old, new)
 
     def taints(self, dev: Device) -> tuple[Taint, ...]:
         """The device's taints as the scheduler sees them: its slice's, then those of the
@@ -266,24 +271,26 @@ class Model:
         return g.compatibility_groups or not sl.has_groups
 
     @property
-    def all_slices(self) -> tuple[Slice, ...]:
-        """Every slice of the snapshot, converted (also those the gates hide)."""
+    def all_slices(self) -> Chunked[Slice]:
+        """Every slice of the snapshot, converted (also those the gates hide), in snapshot order."""
         got = self._all
         if got is None:
-            got = self._all = tuple(self._slice(raw) for raw in self._index.raws if isinstance(raw, dict))
+            got = self._all = Chunked(self._slice(raw) for raw in self._index.raws if isinstance(raw, dict))
         return got
 
     @property
-    def slices(self) -> tuple[Slice, ...]:
-        """Every slice the gates let the allocator see, converted."""
+    def slices(self) -> Chunked[Slice]:
+        """Every slice the gates let the allocator see, converted, in snapshot order."""
         got = self._kept
         if got is None:
-            got = self._kept = tuple(sl for sl in self.all_slices if self._visible(sl))
+            every = self.all_slices
+            kept = [sl for sl in every if self._visible(sl)]
+            got = self._kept = every if len(kept) == len(every) else Chunked(kept)
         return got
 
     def node_slices(self, name: str) -> list[Slice]:
         """The visible slices with ``spec.nodeName`` = ``name``, in snapshot order."""
-        got = self._by_node.get(name)
+        got: list[Slice] | None = self._by_node.get(name)
         if got is None:
             got = [sl for sl in map(self._slice, self._index.by_node.get(name, ())) if self._visible(sl)]
             if len(self._by_node) < 4096:
@@ -301,11 +308,19 @@ class Model:
         """Every slice of pool ``key`` (driver, pool), the gates' hidden ones too."""
         got = self._by_pool
         if got is None:
-            got = {}
+            by_pool: dict[tuple[str, str], list[Slice]] = {}
             for sl in self.all_slices:
-                got.setdefault(sl.pool_key(), []).append(sl)
-            self._by_pool = got
-        return got.get(key, [])
+                by_pool.setdefault(sl.pool_key(), []).append(sl)
+            got = self._by_pool = Layered(by_pool)
+        return got.get(key, [])  # type: ignore[no-any-return]
+
+
+def _same_nodes(prev: Index, index: Index, local: tuple[str, Change] | None) -> bool:
+    """Whether the two indexes name the same nodes (by slices, by devices); after one node's
+    change (``local``), only that node's presence is compared."""
+    if local is not None:
+        return (local[0] in prev.by_node) == (local[0] in index.by_node) and prev.device_nodes is index.device_nodes
+    return prev.by_node.same_keys(index.by_node) and prev.device_nodes == index.device_nodes
 
 
 class SliceGates(NamedTuple):

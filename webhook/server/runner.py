@@ -11,6 +11,7 @@ fork, and exits at once when it cannot build the TLS context (gunicorn starts a 
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import shutil
@@ -128,6 +129,9 @@ class WebhookServer(BaseApplication):  # type: ignore[misc]
             "logger_class": GunicornJsonLogger,
             "proc_name": "dra-webhook",
             "limit_request_line": 8190,
+            # The master's objects frozen before each fork: a worker's collections never write
+            # to them, so the pages it shares with the master stay shared (``gc.freeze``).
+            "pre_fork": lambda server, worker: gc.freeze(),
             "post_fork": lambda server, worker: _load_tls(o),
             "on_reload": _mark_reload,
             "post_worker_init": _post_worker_init(o.shutdown_delay),
@@ -246,9 +250,10 @@ def _start_background(state: Any, holder: Any, warmed: threading.Event) -> None:
 
 def _warm(state: Any, holder: Any, done: threading.Event) -> None:
     from webhook.allocator import warm
+    from webhook.state.memory import trim  # the LIST pages' heap, given back once the state is warm
     try:
         n = warm(state.snapshot(), holder.current.gates)
-        log.info("allocator model warmed", extra={"devices": n})
+        log.info("allocator model warmed", extra={"devices": n, "trimmed": trim()})
     except Exception:  # only a cache: a failure here changes nothing else
         log.exception("allocator warm-up failed")
     finally:

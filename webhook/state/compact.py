@@ -41,17 +41,21 @@ class Compactor:
     A structure is remembered from its second sighting on: the first only sets a bit in a
     fixed bitmap of key hashes (``_seen``), so the unique parts of a state (a device whose
     attributes hold its own UUID) cost the table no key. A hash collision only remembers a
-    structure early. Keys are flat tuples (``_key``). The table of shared values is bounded:
-    past ``max_entries`` it starts afresh (sharing is an optimisation; objects compacted before
-    keep what they share)."""
+    structure early. The last ``RECENT`` to ``2 * RECENT`` first sightings are kept too (``_recent``):
+    a structure seen again soon after (the parent UUID of a GPU's partitions, one device after
+    the other) shares the first instance, not a second one. Keys are flat tuples (``_key``). The
+    table of shared values is bounded: past ``max_entries`` it starts afresh (sharing is an
+    optimisation; objects compacted before keep what they share)."""
 
-    __slots__ = ("_table", "_seen", "_sightings", "max_entries")
+    __slots__ = ("_table", "_seen", "_sightings", "max_entries", "_recent", "_older")
 
     def __init__(self, max_entries: int = 1 << 18) -> None:
         self._table: dict[tuple[Any, ...], Any] = {}
         self._seen = bytearray(_SEEN_BYTES)
         self._sightings = 0
         self.max_entries = max_entries
+        self._recent: dict[tuple[Any, ...], Any] = {}
+        self._older: dict[tuple[Any, ...], Any] = {}
 
     def object(self, obj: dict[str, Any]) -> dict[str, Any]:
         """An equal copy of ``obj`` (a new top-level dict) sharing sub-structures with earlier ones."""
@@ -92,6 +96,12 @@ class Compactor:
         got = self._table.get(key)
         if got is not None:
             return got, False
+        got = self._recent.get(key)
+        if got is None:
+            got = self._older.get(key)
+        if got is not None:  # seen a moment ago: its first instance is the one shared
+            self._table[key] = got
+            return got, False
         made = dict(items) if t is dict else values
         h = hash(key) & _SEEN_MASK
         byte, bit = h >> 3, 1 << (h & 7)
@@ -99,12 +109,18 @@ class Compactor:
             self._table[key] = made
         else:
             self._seen[byte] |= bit
+            self._recent[key] = made
+            if len(self._recent) >= RECENT:
+                self._older, self._recent = self._recent, {}
             self._sightings += 1
             if self._sightings > _SEEN_MAX:  # mostly set bits would remember everything
                 self._seen, self._sightings = bytearray(_SEEN_BYTES), 0
         return made, True
 
 
+RECENT = 256
+"""First sightings ``Compactor`` keeps whole (twice this at most), to share a structure that
+repeats within a few objects from its first instance."""
 _SEEN_BITS = 1 << 20
 """Bits of ``Compactor._seen`` (128 KiB)."""
 _SEEN_BYTES = _SEEN_BITS >> 3
