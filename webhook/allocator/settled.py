@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Literal
 
 from webhook.allocator.claims import EXACT, Claim, Leaf
 from webhook.allocator.devices import CapSpec
@@ -56,7 +57,7 @@ def settles(claims: Iterable[Claim], model: Model) -> bool:
     return not model.gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY) or not has_negative_capacity(model, found)
 
 
-def drivers(claims: Iterable[Claim]) -> frozenset[str] | bool | None:
+def drivers(claims: Iterable[Claim]) -> frozenset[str] | None | Literal[False]:
     """The drivers whose devices the claims' requests can select (``ANY_DRIVER``: every driver),
     or False when some request or selector is not of the settling kind."""
     out: set[str] = set()
@@ -70,11 +71,11 @@ def drivers(claims: Iterable[Claim]) -> frozenset[str] | bool | None:
                 if got is ANY_DRIVER:
                     every = True
                 else:
-                    out.add(str(got))
+                    out.add(got)
     return ANY_DRIVER if every else frozenset(out)
 
 
-def _leaf_driver(leaf: Leaf) -> str | bool | None:
+def _leaf_driver(leaf: Leaf) -> str | None | Literal[False]:
     """The one driver ``leaf``'s selectors admit ("" when two disagree: none), ``ANY_DRIVER``
     without selectors, False when the leaf is not of the settling kind."""
     if leaf.mode != EXACT or leaf.capacity is not None or leaf.derived:
