@@ -3,8 +3,9 @@
 Pure. ``allocate`` answers "could these claims be allocated now, on which node, with which
 devices — and if not, why?" Nodes are tried in name order (or the caller's order of candidate
 nodes); the first node that succeeds gives the answer, and the others are still searched, as
-kube-scheduler filters every node: a fatal error on any of them fails the attempt. One step
-budget and one deadline cover the whole call (all nodes together).
+kube-scheduler filters every node: a fatal error on any of them fails the attempt (a one-shot
+call skips them when none can raise one: ``settled.py``). One step budget and one deadline cover
+the whole call (all nodes together).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.pools import Pool, pools_for
 from webhook.allocator.reasons import Code, Reason, fatal, full, note, rank, text
 from webhook.allocator.search import Search
+from webhook.allocator.settled import cheap_one_shot, settles
 from webhook.gates import FeatureGates, Gate
 from webhook.raw import allocation_results, as_dict, claim_allocation
 
@@ -169,6 +171,9 @@ class Call:
     first_fit: bool = False
     """Stop at the first node that fits (``unchecked`` counts the rest): for a caller that searched
     these nodes for fatal errors before, with the same claims and fewer devices in use."""
+    one_shot: bool = False
+    """A call no later call builds on (``simulate``): it stops at the first fit when no later node
+    can raise a fatal error (``settled.settles``), and a cheaper fit turns node classes off."""
 
 
 EVERY_NODE = Call()
@@ -209,6 +214,7 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, call: Call = EVERY_
     classes = Failures(model, claims, in_use, call.memo) if NODE_CLASSES and len(names) > 1 else None
     run = _Run(model, claims, fixed, in_use, classes, call)
     i = 0
+    decided = False
     while i < len(names):
         k = _known_run(out, run, names, i)
         if k:
@@ -222,6 +228,10 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, call: Call = EVERY_
         if call.first_fit and out.feasible:
             out.unchecked = len(names) - i
             return out
+        if call.one_shot and out.feasible and not decided:  # decided once, at the first fit
+            if settles(claims, model):
+                return out
+            decided = True
     if not out.feasible:
         _conclude(out)
     return out
@@ -328,7 +338,8 @@ def _try_node(out: Allocation, run: _Run, name: str) -> bool:
         return True
     out.steps += steps
     if run.classes is not None:
-        if ok and out.nodes_tried == 1 and run.classes.memo is None and steps <= CHEAP_FIT_STEPS:
+        if ok and out.nodes_tried == 1 and run.classes.memo is None and (
+                steps <= CHEAP_FIT_STEPS or (run.call.one_shot and cheap_one_shot(model, n, steps))):
             # The first node fit at once: the others are searched only for fatal errors, and a
             # search that cheap costs less than keying a node (every device of its pools).
             run.classes.stop()

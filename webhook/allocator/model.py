@@ -254,6 +254,11 @@ class Model:
     def node(self, name: str) -> NodeInfo:
         return self.nodes.get(name) or NodeInfo(name, {})
 
+    @property
+    def raw_slices(self) -> tuple[Any, ...]:
+        """The snapshot's ResourceSlices as stored (unconverted; those the gates hide too)."""
+        return self._index.raws
+
     def _slice(self, raw: dict[str, Any]) -> Slice:
         got = self._own.get(id(raw))
         if got is None:

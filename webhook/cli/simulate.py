@@ -139,7 +139,7 @@ def simulate_objects(objects: list[dict[str, Any]], snapshot: ClusterSnapshot, g
     else:
         limits = Limits(STEPS_MAX, time.monotonic() + TIMEOUT_SECONDS)
         outcome = allocate(claims, model, Call(nodes=None if node is None else (node,), mode=podgroup_mode,
-                                               limits=limits))
+                                               limits=limits, one_shot=True))
         outcome.reasons = [note(n) for n in notes] + outcome.reasons
         if outcome.feasible and outcome.unchecked:
             outcome.entries.append(note(f"{outcome.unchecked} later node(s) not searched for fatal errors: "

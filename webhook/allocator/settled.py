@@ -1,0 +1,122 @@
+"""When a one-shot allocation may stop at its first fit: no later node can fail the attempt.
+
+Pure. ``engine.allocate`` searches every candidate node after the first fit, as kube-scheduler
+filters them all, because a fatal error on any node (``claims.AllocError``) fails the whole
+attempt. After a fit, a later node can change the answer only by such an error, and the search
+raises one in few places: a CEL runtime error in a class or request selector, a derived
+attribute that fails to evaluate, an ``All`` request over an incomplete or invalid pool or
+against a constraint, and the capacity arithmetic (a capacity request that cannot be
+represented, or a negative capacity value or default under DRAConsumableCapacity). ``settles``
+rules every one of them out before the search stops:
+
+- every request (or subrequest) is ``ExactCount``, with no capacity request and no derived
+  attributes (so no ``All``, no capacity request arithmetic, no derived attribute);
+- every class and request selector is exactly ``device.driver == "<name>"``, which cannot raise
+  on any device (the driver is always a string);
+- with DRAConsumableCapacity on, no device of a driver those selectors admit declares a negative
+  capacity value or default (read from the raw slices, every node's: the check is conservative).
+
+The per-node device limit of a claim (``DEVICES_PER_CLAIM_MAX``) is the same on every node for
+``ExactCount`` requests: the node that fit passed it. Where any condition fails the search goes
+on as before: settling only skips searches whose outcome cannot change the answer.
+
+``cheap_one_shot`` is the one-shot form of ``engine.CHEAP_FIT_STEPS``: a one-shot call keeps no
+node classes for a later call, so a first fit within a ``ONE_SHOT_SHARE``-th of the node's
+candidate devices turns them off too (keying a node reads every device of its pools).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Literal
+
+from webhook.allocator.claims import EXACT, Claim, Leaf
+from webhook.allocator.devices import CapSpec
+from webhook.allocator.model import Model, NodeInfo
+from webhook.allocator.pools import pools_for
+from webhook.gates import Gate
+from webhook.raw import as_dict, as_list
+
+ONE_SHOT_SHARE = 4
+"""A one-shot call's first fit within a quarter of its node's candidates turns node classes off."""
+
+_DRIVER_IS = re.compile(r"""\s*device\s*\.\s*driver\s*==\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*""")
+"""The one selector shape settling accepts: the driver compared with a plain string literal."""
+
+ANY_DRIVER = None
+"""``drivers``' answer when some request takes devices of any driver (no selector at all)."""
+
+
+def settles(claims: Iterable[Claim], model: Model) -> bool:
+    """Whether no node can raise a fatal error for ``claims`` (see the module doc): a search
+    that found a fit may stop there with the answer a search of every node gives."""
+    found = drivers(claims)
+    if found is False:
+        return False
+    return not model.gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY) or not has_negative_capacity(model, found)
+
+
+def drivers(claims: Iterable[Claim]) -> frozenset[str] | None | Literal[False]:
+    """The drivers whose devices the claims' requests can select (``ANY_DRIVER``: every driver),
+    or False when some request or selector is not of the settling kind."""
+    out: set[str] = set()
+    every = False
+    for claim in claims:
+        for req in claim.requests:
+            for leaf in (req.leaf,) if req.leaf is not None else req.subrequests:
+                got = _leaf_driver(leaf)
+                if got is False:
+                    return False
+                if got is ANY_DRIVER:
+                    every = True
+                else:
+                    out.add(got)
+    return ANY_DRIVER if every else frozenset(out)
+
+
+def _leaf_driver(leaf: Leaf) -> str | None | Literal[False]:
+    """The one driver ``leaf``'s selectors admit ("" when two disagree: none), ``ANY_DRIVER``
+    without selectors, False when the leaf is not of the settling kind."""
+    if leaf.mode != EXACT or leaf.capacity is not None or leaf.derived:
+        return False
+    names = set()
+    for sel in leaf.class_selectors + leaf.selectors:
+        m = _DRIVER_IS.fullmatch(sel.expr)
+        if m is None:
+            return False
+        names.add(m.group(1) if m.group(1) is not None else m.group(2))
+    if not names:
+        return ANY_DRIVER
+    return names.pop() if len(names) == 1 else ""
+
+
+def has_negative_capacity(model: Model, only: frozenset[str] | None) -> bool:
+    """Whether a device of the drivers ``only`` (None: any) in any slice declares a capacity
+    whose value or default is negative (fatal when a search reaches it under
+    DRAConsumableCapacity). Capacity maps shared by identical devices (``state/compact.py``)
+    are read once."""
+    seen: set[int] = set()
+    for raw in model.raw_slices:
+        spec = as_dict(as_dict(raw).get("spec"))
+        if only is not None and spec.get("driver") not in only:
+            continue
+        for dev in as_list(spec.get("devices")):
+            caps = dev.get("capacity") if isinstance(dev, dict) else None
+            if not caps or id(caps) in seen:
+                continue
+            seen.add(id(caps))
+            for entry in as_dict(caps).values():
+                if isinstance(entry, dict) and _negative(CapSpec(entry)):
+                    return True
+    return False
+
+
+def _negative(spec: CapSpec) -> bool:
+    return spec.value < 0 or (spec.default is not None and spec.default < 0)
+
+
+def cheap_one_shot(model: Model, node: NodeInfo, steps: int) -> bool:
+    """Whether a first fit in ``steps`` is cheap enough, in a one-shot call, to turn node
+    classes off (``ONE_SHOT_SHARE``)."""
+    return steps * ONE_SHOT_SHARE <= sum(len(p.candidates) for p in pools_for(model, node))
