@@ -344,26 +344,33 @@ class ClassMemo:
     """Node classes under a held state that grows call by call (the pods of one placement), kept
     across those ``allocate`` calls: a node is keyed again only when a device of one of its pools
     changed since (``touch``). ``fits`` keeps the classes whose search found an allocation (and
-    its steps) while the calls ask for claims of the same content (the replicas of a workload):
-    the caller says which claims each call asks for (``same_claims``, before every call). A
-    class number names a view that includes what is in use, so a fit stays true for it."""
+    its steps), ``fails`` those whose search failed (reasons and steps), while the calls ask for
+    claims of the same content (the replicas of a workload): the caller says which claims each
+    call asks for (``same_claims``, before every call). A class number names a view that
+    includes what is in use, so a fit or a failure stays true for it."""
 
-    __slots__ = ("stamps", "keys", "fits", "claims", "usable")
+    __slots__ = ("stamps", "keys", "fits", "fails", "claims", "usable", "answers")
 
     def __init__(self) -> None:
         self.stamps: dict[tuple[str, str], int] = {}
         self.keys: dict[str, tuple[tuple[int, ...], int | None]] = {}
         self.fits: dict[int, int] = {}
+        self.fails: dict[int, tuple[list[Reason], int, tuple[str, ...]]] = {}
+        """Class -> (reasons, steps, the labels of the claims they name, in claim order)."""
         self.claims: Any = None
         self.usable: bool | None = None
         """``transferable`` of the claims ``claims`` describes (their content decides it)."""
+        self.answers: Any = None
+        """The answers kept for the claims ``claims`` describes (``answers.py``), once looked up."""
 
     def same_claims(self, key: Any) -> None:
         """The next calls ask for claims described by ``key``; a new key forgets ``fits``."""
         if key != self.claims:
             self.claims = key
             self.fits = {}
+            self.fails = {}
             self.usable = None
+            self.answers = None
 
     def touch(self, pools: Iterable[tuple[str, str]]) -> None:
         """Devices of ``pools`` were taken (or released) since the last call."""
@@ -422,23 +429,32 @@ class Failures:
         """(reasons, steps) of the search of node ``name``'s class in this call (or, for a fit,
         an earlier call of the same claims), if any; the reasons are ``FITS`` when that search
         found an allocation."""
-        if not self.by_class and not (self.memo and self.memo.fits):
+        if not self.by_class and not self.remembers():
             return None
         cls = self.class_of(name)
         return None if cls is None else self.known(cls)
 
+    def remembers(self) -> bool:
+        """Whether ``memo`` holds searches of earlier calls (of claims of the same content)."""
+        memo = self.memo
+        return memo is not None and bool(memo.fits or memo.fails)
+
     def known(self, cls: int) -> tuple[list[Reason] | None, int] | None:
         got = self.by_class.get(cls)
-        if got is None and self.memo is not None and cls in self.memo.fits:
-            return FITS, self.memo.fits[cls]
+        memo = self.memo
+        if got is None and memo is not None:
+            if cls in memo.fits:
+                return FITS, memo.fits[cls]
+            failed = memo.fails.get(cls)
+            if failed is not None and len(failed[2]) == len(self.claims):
+                why, steps, labels = failed  # an earlier replica's: its claims' names become these claims'
+                names = dict(zip(labels, (c.label for c in self.claims), strict=True))
+                got = self.by_class[cls] = ([r._replace(claim=names.get(r.claim, r.claim)) for r in why], steps)
         return got
 
-    def stop(self) -> None:
-        """Record nothing from now on: the call's searches cost less than keying their nodes."""
-        self.usable = False
-
-    def record(self, name: str, why: list[Reason] | None, steps: int) -> None:
-        """Node ``name`` failed with ``why`` (``FITS``: found an allocation) after ``steps`` steps."""
+    def transfers(self) -> bool:
+        """Whether one node's search stands for its class in this call (``transferable``,
+        decided once; False after ``stop``)."""
         if self.usable is None:
             memo = self.memo
             if memo is not None and memo.usable is not None:
@@ -447,10 +463,21 @@ class Failures:
                 self.usable = transferable(self.model, self.claims)
                 if memo is not None:
                     memo.usable = self.usable
-        if not self.usable or (why is not None and any(r.pool or r.detail for r in why)):
+        return self.usable
+
+    def stop(self) -> None:
+        """Record nothing from now on: the call's searches cost less than keying their nodes."""
+        self.usable = False
+
+    def record(self, name: str, why: list[Reason] | None, steps: int) -> None:
+        """Node ``name`` failed with ``why`` (``FITS``: found an allocation) after ``steps`` steps."""
+        if not self.transfers() or (why is not None and any(r.pool or r.detail for r in why)):
             return
         cls = self.class_of(name)
         if cls is not None:
             self.by_class[cls] = (why, steps)
-            if why is FITS and self.memo is not None:
-                self.memo.fits[cls] = steps
+            if self.memo is not None:
+                if why is FITS:
+                    self.memo.fits[cls] = steps
+                else:
+                    self.memo.fails[cls] = (why, steps, tuple(c.label for c in self.claims))
