@@ -4,7 +4,7 @@ Pure. Two nodes of one class (``classes.py``), each under what is in use on it, 
 devices under the same names at the same places in their pools, and the search cannot tell
 them apart: for claims of the same content it takes the devices of the same names at the same
 places, in the same steps. So ``engine.allocate``, when it places the replicas of a workload
-(calls that share a ``classes.ClassMemo``), keeps per model and per content of the pending
+(calls that share a ``heldclasses.ClassMemo``), keeps per model and per content of the pending
 claims (``content_key``: their namespaces and specs, and the mode) the answer of each class
 whose search fit (``remember``), and gives it, moved to the node at hand, to the next node of
 that class that is to be the answer (``recall``) instead of searching it. Each view of a node
@@ -19,15 +19,12 @@ only within the step budget left, as the search it stands for would be.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from webhook.allocator.frame import DeviceResult
 from webhook.allocator.model import Device, Model, NodeInfo
 from webhook.allocator.pools import pools_for
 from webhook.raw import as_dict
-
-if TYPE_CHECKING:
-    from webhook.allocator.engine import _Run
 
 ANSWERS_MAX = 64
 """Claim contents a model keeps answers for at most (the store is emptied past it)."""
@@ -44,8 +41,9 @@ def content_key(claims: list[Any], mode: str) -> tuple[Any, ...]:
                         for c in claims))
 
 
-def _store(run: _Run) -> dict[int, Answer] | None:
-    """The answers for ``run``'s claims (None: not kept for this call)."""
+def _store(run: Any) -> dict[int, Answer] | None:
+    """The answers for ``run``'s claims (None: not kept for this call). ``run`` is the call's
+    ``engine._Run`` (not imported: engine imports this module)."""
     classes = run.classes
     memo = classes.memo if classes is not None else None
     if classes is None or memo is None or run.fixed or not classes.transfers():
@@ -62,7 +60,7 @@ def _store(run: _Run) -> dict[int, Answer] | None:
     return memo.answers  # type: ignore[no-any-return]
 
 
-def recall(run: _Run, node: NodeInfo, budget: int) -> tuple[list[list[DeviceResult]], int, bool] | None:
+def recall(run: Any, node: NodeInfo, budget: int) -> tuple[list[list[DeviceResult]], int, bool] | None:
     """(results per claim, steps, in order) of an earlier search of ``node``'s class, moved to
     ``node``, when there is one within ``budget`` steps."""
     store = _store(run)
@@ -100,7 +98,7 @@ def _device(pools: list[Any], place: int, name: str) -> Device | None:
     return None
 
 
-def remember(run: _Run, node: NodeInfo, results: list[list[DeviceResult]], steps: int, in_order: bool) -> None:
+def remember(run: Any, node: NodeInfo, results: list[list[DeviceResult]], steps: int, in_order: bool) -> None:
     """Keep the answer a search of ``node`` found, for the nodes of its class."""
     if any(r.share_id is not None or r.consumed is not None for got in results for r in got):
         return

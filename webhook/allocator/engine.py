@@ -18,10 +18,11 @@ from webhook.allocator.answers import recall, remember
 from webhook.allocator.candidate import status_result
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, claim_label, parse_claim, parse_leaf
-from webhook.allocator.classes import FITS, ClassMemo, Failures, node_names
+from webhook.allocator.classes import node_names
 from webhook.allocator.devices import interned_str
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.frame import DEFAULT_LIMITS, Carry, DeviceResult, Limits
+from webhook.allocator.heldclasses import FITS, ClassMemo, Failures
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo
 from webhook.allocator.nodedata import node_data
 from webhook.allocator.nodesel import parse_node_selector
@@ -163,7 +164,7 @@ class Call:
     """Replaces the model's allocated state (devices that earlier pods took); it holds those of the
     allocated input claims already."""
     memo: ClassMemo | None = None
-    """Keeps node classes under ``held`` from one call to the next (``classes.ClassMemo``)."""
+    """Keeps node classes under ``held`` from one call to the next (``heldclasses.ClassMemo``)."""
     mode: str = JOINT
     """``JOINT`` (one search of every claim) or ``PER_CLAIM`` (claim by claim, as pods are)."""
     limits: Limits = DEFAULT_LIMITS

@@ -2,7 +2,7 @@
 
 Pure. ``allocate`` walks its candidate nodes in order. Where nodes of one class follow each
 other and that class was searched already (in this call, or for claims of the same content in
-an earlier call of one placement: ``classes.ClassMemo``), the whole run is taken at once, with
+an earlier call of one placement: ``heldclasses.ClassMemo``), the whole run is taken at once, with
 the reasons and steps of that search (``known_run``). Finding where a run ends means asking
 each node its class; that is done once and kept:
 
@@ -21,13 +21,11 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from webhook.allocator.classes import FITS, Failures, class_of, node_names, run_end
+from webhook.allocator.classes import class_of, node_names, run_end
+from webhook.allocator.heldclasses import FITS, Failures
 from webhook.allocator.model import Model
-
-if TYPE_CHECKING:
-    from webhook.allocator.engine import Allocation, _Run
 
 LISTS_MAX = 32
 """``NodeList``s whose runs a model keeps at most (one per pod shape asked about)."""
@@ -111,10 +109,11 @@ def _list_entry(model: Model, names: NodeList) -> tuple[dict[int, int], dict[str
     return got[1], got[2]
 
 
-def known_run(out: Allocation, run: _Run, names: Sequence[str], i: int) -> int:
+def known_run(out: Any, run: Any, names: Sequence[str], i: int) -> int:
     """How many nodes from ``names[i]`` on are of one class already searched (they are taken
     together, as ``engine._try_node`` takes each: same reasons, same steps, as far as the budget
-    allows); 0 when ``names[i]`` must be tried on its own."""
+    allows); 0 when ``names[i]`` must be tried on its own. ``out`` is the call's
+    ``engine.Allocation``, ``run`` its ``engine._Run`` (not imported: engine imports this)."""
     classes = run.classes
     if classes is None or run.fixed or not (classes.by_class or classes.remembers()):
         return 0
@@ -130,7 +129,7 @@ def known_run(out: Allocation, run: _Run, names: Sequence[str], i: int) -> int:
         while end < len(names) and classes.class_of(names[end]) == cls:
             end += 1
     why, steps = seen
-    k = end - i if steps <= 0 else min(end - i, (run.call.limits.max_steps - out.steps) // steps)
+    k: int = end - i if steps <= 0 else min(end - i, (run.call.limits.max_steps - out.steps) // steps)
     if k <= 0:
         return 0
     out.nodes_tried += k
