@@ -235,5 +235,44 @@ def test_kept_runs_are_cut_at_nodes_whose_view_differs(dirty: tuple[str, ...]) -
         assert runs.end(names, i) == end
 
 
+EXPLAINED = {
+    "fits-everywhere": (gpu_state(7, 2), pod("p", claims={"g": ("template", "two")})),
+    "half-by-selector": (gpu_state(7, 1), pod("p", nodeSelector={"zone": "b"}, claims={"g": ("template", "one")})),
+    "too-big": (gpu_state(5, 1), pod("p", claims={"g": ("template", "two")})),
+    "mixed-nodes": (gpu_state(4, 1) + [rslice("s9", [dev("g0"), dev("g1")], node_name="n09", pool="p9"),
+                                       node("n09"), node("n10", cpu="0")], pod("p", cpu="1", claims={
+                                           "g": ("template", "two")})),
+    "no-claims": (gpu_state(4, 1, cpu="1") + [node("n05", cpu="4")], pod("p", cpu="2")),
+}
+
+
+@pytest.mark.parametrize("case", list(EXPLAINED), ids=list(EXPLAINED))
+def test_explained_verdicts_are_those_of_asking_every_node(case: str) -> None:
+    """``grouped_verdicts`` (kept filter answers, runs of one class taken whole) groups the nodes
+    as asking the filters and the allocator about every node alone does."""
+    from webhook.allocator.engine import Call, allocate
+    from webhook.planning.verdicts import Budget, _verdict, grouped, grouped_verdicts
+    from webhook.workloads import pod_claims
+    state, obj = EXPLAINED[case]
+    snap = ClusterSnapshot.from_objects(state)
+    g = FeatureGates.parse("")
+    model = model_for(snap, g)
+    claims = [u.claim for u in pod_claims(obj, Lookup(snap), None, g)[0]]
+    nodes = NodeUse(snap.of("Node"), snap.of("Pod"))
+    pf = PodFilter.of(obj)
+    rejected: dict[str, Any] = {}
+    fit: dict[str, Any] = {}
+    for name, facts in nodes.facts.items():
+        why = static_reason(pf, facts) or fit_reason(pf, facts, nodes.used.get(name, {}), nodes.count.get(name, 0))
+        if why is not None:
+            rejected[name] = (why._replace(node=""), ())
+        else:
+            fit[name] = _verdict(allocate(claims, model, Call(nodes=[name]))) if claims else (None, ())
+    per = {**rejected, **fit}  # as explain always ordered them: the filters' rejections first
+    budget = Budget(100_000, time.monotonic() + 60)
+    assert grouped_verdicts(obj, claims, model, nodes, budget) == grouped(per)
+    assert grouped_verdicts(obj, claims, model, nodes, budget) == grouped(per)  # again, from what is kept
+
+
 def teardown_module() -> None:
     nodeuse.clear_caches()

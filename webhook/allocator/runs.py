@@ -65,6 +65,15 @@ class Runs:
         cuts = sorted(index[n] for n in classes.dirty if n in index) if classes.dirty else []
         return cls(model, ends, cuts)
 
+    @classmethod
+    def kept(cls, model: Model, names: Sequence[str]) -> Runs | None:
+        """The runs of ``names`` under the model's allocated state, when they can be kept."""
+        if names is node_names(model):
+            return cls(model, None, [])
+        if isinstance(names, NodeList):
+            return cls(model, _list_entry(model, names)[0], [])
+        return None
+
     def end(self, names: Sequence[str], i: int) -> int:
         """Where the run of the model's class of ``names[i]`` ends (exclusive), cut at the next
         node whose view differs. ``names[i]``'s own view must be the model's."""

@@ -222,13 +222,6 @@ class Filtered:
 _ABSENT: Any = object()
 
 
-def filter_reasons(pf: PodFilter, nodes: NodeUse) -> dict[str, Reason | None]:
-    """Per node, in name order, the first node filter that keeps the pod off it given ``nodes``'
-    use (None: none does): the answers ``place`` keeps per pod shape, so asking again is cheap."""
-    f = Filtered(pf, nodes, bool(pf.node_name))
-    return {n: f.reason(n, nodes) for n in f.static}
-
-
 def clear_caches() -> None:
     """Forget the node filters' answers kept per pod shape (tests that compare two ways of placing)."""
     _FILTERS.clear()
