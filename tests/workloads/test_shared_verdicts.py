@@ -274,5 +274,19 @@ def test_explained_verdicts_are_those_of_asking_every_node(case: str) -> None:
     assert grouped_verdicts(obj, claims, model, nodes, budget) == grouped(per)  # again, from what is kept
 
 
+@pytest.mark.parametrize("case", ["one-gpu-fills-nodes", "two-entries"])
+def test_pool_use_kept_per_model_is_the_use_computed_afresh(case: str) -> None:
+    from webhook.planning.capacity import _pool_use, pool_use
+    state, _obj = PLACEMENTS[case]
+    claimed = [*state, {**template("x"), "kind": "ResourceClaim", "spec": template("x")["spec"]["spec"],
+                        "status": {"allocation": {"devices": {"results": [
+                            {"request": "req-0", "driver": "driver.example.com", "pool": "p1", "device": "g0"}]}}}}]
+    for objs in (state, claimed):
+        model = model_for(ClusterSnapshot.from_objects(objs), FeatureGates.parse(""))
+        first = pool_use(model)
+        assert pool_use(model) == first == _pool_use(model, model.allocated)
+        assert [p.allocated for p in first if p.pool == "p1"] == [1 if objs is claimed else 0]
+
+
 def teardown_module() -> None:
     nodeuse.clear_caches()
