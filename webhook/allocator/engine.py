@@ -209,7 +209,9 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, call: Call = EVERY_
         out.entries.append(out.summary)
         return out
     # Nodes of one class (``classes.py``) search alike: the first one's outcome stands for the rest.
-    classes = Failures(model, claims, in_use, call.memo) if NODE_CLASSES and len(names) > 1 else None
+    # One node alone has no other of its class to spare a search, unless a memo keeps answers.
+    many = len(names) > 1 or call.memo is not None
+    classes = Failures(model, claims, in_use, call.memo) if NODE_CLASSES and many else None
     run = _Run(model, claims, fixed, in_use, classes, call, Runs.of(classes, names) if classes is not None else None)
     i = 0
     while i < len(names):

@@ -22,6 +22,7 @@ from webhook.allocator.claims import AllocError, parse_claim
 from webhook.allocator.classes import class_of, transferable
 from webhook.allocator.engine import Allocation, Call, allocate
 from webhook.allocator.frame import Limits
+from webhook.allocator.heldclasses import ClassMemo
 from webhook.allocator.model import Model
 from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.reasons import Code, Reason, note, rank
@@ -79,52 +80,62 @@ def grouped_verdicts(pod: dict[str, Any], claims: list[dict[str, Any]], model: M
     was."""
     pf = PodFilter.of(pod)
     candidates, rejected = Filtered(pf, nodes, bool(pf.node_name)).split(nodes)
-    groups: dict[tuple[Reason | None, tuple[Reason, ...]], list[str]] = {}
+    groups: dict[tuple[Reason | None, tuple[Reason, ...]], list[Sequence[str]]] = {}
     for why, names in rejected.items():
-        groups.setdefault((why, ()), []).extend(names)
-    for verdict, names in _device_verdicts(claims, model, candidates, budget):
-        groups.setdefault(verdict, []).extend(names)
-    out = [Verdict(tuple(names), why, more) for (why, more), names in groups.items()]
+        groups.setdefault((why, ()), []).append(names)
+    for verdict, found in _device_verdicts(claims, model, candidates, budget):
+        groups.setdefault(verdict, []).append(found)
+    out = [Verdict(_joined(parts), why, more) for (why, more), parts in groups.items()]
     return sorted(out, key=lambda v: not v.fits)
 
 
+def _joined(parts: list[Sequence[str]]) -> tuple[str, ...]:
+    if len(parts) == 1:
+        return tuple(parts[0])  # the candidates' own tuple (a ``NodeList``) is not copied
+    return tuple(n for names in parts for n in names)
+
+
 def _device_verdicts(claims: list[dict[str, Any]], model: Model, candidates: Sequence[str],
-                     budget: Budget) -> list[tuple[tuple[Reason | None, tuple[Reason, ...]], list[str]]]:
+                     budget: Budget) -> list[tuple[tuple[Reason | None, tuple[Reason, ...]], Sequence[str]]]:
     """(verdict, nodes) per group of candidate nodes the allocator answers alike, in order."""
     if not candidates:
         return []
     if not claims:
-        return [((None, ()), list(candidates))]
+        return [((None, ()), candidates)]
     pending = [c for c in claims if not claim_allocation(c)]
     fixed = [c for c in claims if claim_allocation(c)]
     try:
         parsed = [parse_claim(c, model) for c in pending]
     except AllocError as e:  # a class missing, a bad selector: the same on every node
-        return [((e.reason._replace(node=""), ()), list(candidates))]
-    usable = not pending or transferable(model, parsed)
+        return [((e.reason._replace(node=""), ()), candidates)]
+    memo = ClassMemo()  # the devices a class's search found are kept (``allocator.answers``): asked again, none is
+    memo.usable = usable = not pending or transferable(model, parsed)
     usable = usable and all(_key(c) in model.allocated_claims for c in fixed)
     selectors = [parse_node_selector(claim_allocation(c).get("nodeSelector")) for c in fixed]
     runs = Runs.kept(model, candidates) if usable and pending and not selectors else None
-    groups: dict[Any, list[str]] = {}
+    groups: dict[Any, list[Sequence[str]]] = {}
     i = 0
     while i < len(candidates):
         name = candidates[i]
         cls = (class_of(model, name) if pending else 0) if usable else None
         if cls is None:
-            groups[("node", name)] = [name]
+            groups[("node", name)] = [(name,)]
         elif runs is not None:  # the run of its class: one slice, not node by node
             end = runs.end(candidates, i)
-            groups.setdefault((cls, ()), []).extend(candidates[i:end])
+            groups.setdefault((cls, ()), []).append(candidates if i == 0 and end == len(candidates)
+                                                    else candidates[i:end])
             i = end
             continue
         else:
             node = model.node(name)
-            groups.setdefault((cls, tuple(s is None or s.matches(node) for s in selectors)), []).append(name)
+            groups.setdefault((cls, tuple(s is None or s.matches(node) for s in selectors)), []).append((name,))
         i += 1
-    out = []
-    for k, names in enumerate(groups.values()):
+    out: list[tuple[tuple[Reason | None, tuple[Reason, ...]], Sequence[str]]] = []
+    for k, parts in enumerate(groups.values()):
+        names = _joined(parts)
         budget.report(k, len(groups), f"node {names[0]}")
-        got = allocate(claims, model, Call(nodes=names[:1], limits=Limits(budget.max_steps, budget.deadline)))
+        got = allocate(claims, model, Call(nodes=names[:1], memo=memo,
+                                           limits=Limits(budget.max_steps, budget.deadline)))
         out.append((_verdict(got), names))
     return out
 
