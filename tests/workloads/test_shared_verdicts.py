@@ -243,7 +243,20 @@ EXPLAINED = {
                                        node("n09"), node("n10", cpu="0")], pod("p", cpu="1", claims={
                                            "g": ("template", "two")})),
     "no-claims": (gpu_state(4, 1, cpu="1") + [node("n05", cpu="4")], pod("p", cpu="2")),
+    "an-input-claim-allocated": (gpu_state(5, 2), pod("p", claims={"held": ("claim", "held"),
+                                                                 "g": ("template", "one")})),
+    "an-input-claim-anywhere": (gpu_state(5, 2), pod("p", claims={"free": ("claim", "free"),
+                                                                "g": ("template", "two")})),
 }
+HELD = {**template("held"), "kind": "ResourceClaim", "metadata": {"name": "held", "namespace": "default"},
+        "spec": template("held")["spec"]["spec"], "status": {"allocation": {"devices": {"results": [
+            {"request": "req-0", "driver": "driver.example.com", "pool": "p2", "device": "g0"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["n02"]}]}]}}}}
+
+
+FREE = {**HELD, "metadata": {"name": "free", "namespace": "default"}, "status": {"allocation": {"devices": {
+    "results": [{"request": "req-0", "driver": "driver.example.com", "pool": "p0", "device": "g0"}]}}}}
 
 
 @pytest.mark.parametrize("case", list(EXPLAINED), ids=list(EXPLAINED))
@@ -257,7 +270,7 @@ def test_explained_verdicts_are_those_of_asking_every_node(case: str) -> None:
     snap = ClusterSnapshot.from_objects(state)
     g = FeatureGates.parse("")
     model = model_for(snap, g)
-    claims = [u.claim for u in pod_claims(obj, Lookup(snap), None, g)[0]]
+    claims = [u.claim for u in pod_claims(obj, Lookup(snap, [HELD, FREE]), None, g)[0]]  # not in the state
     nodes = NodeUse(snap.of("Node"), snap.of("Pod"))
     pf = PodFilter.of(obj)
     rejected: dict[str, Any] = {}
@@ -268,6 +281,9 @@ def test_explained_verdicts_are_those_of_asking_every_node(case: str) -> None:
             rejected[name] = (why._replace(node=""), ())
         else:
             fit[name] = _verdict(allocate(claims, model, Call(nodes=[name]))) if claims else (None, ())
+    fits = [n for n, v in fit.items() if v[0] is None]
+    assert fits == {"an-input-claim-allocated": ["n02"], "an-input-claim-anywhere": ["n01", "n02", "n03", "n04"]}.get(
+        case, fits)  # the allocated input claims' devices are in use where they are
     per = {**rejected, **fit}  # as explain always ordered them: the filters' rejections first
     budget = Budget(100_000, time.monotonic() + 60)
     assert grouped_verdicts(obj, claims, model, nodes, budget) == grouped(per)

@@ -89,7 +89,7 @@ class ClassMemo:
     call asks for (``same_claims``, before every call). A class number names a view that
     includes what is in use, so a fit or a failure stays true for it."""
 
-    __slots__ = ("stamps", "keys", "fits", "fails", "claims", "usable", "answers", "diffs", "touched")
+    __slots__ = ("stamps", "keys", "fits", "fails", "claims", "usable", "answers", "diffs", "touched", "held")
 
     def __init__(self) -> None:
         self.stamps: dict[tuple[str, str], int] = {}
@@ -105,6 +105,8 @@ class ClassMemo:
         self.diffs: dict[tuple[str, str], tuple[int, tuple[str, ...]]] = {}
         self.touched: dict[tuple[str, str], set[str]] = {}
         """Per pool, the devices ever touched: the only ones whose state can differ from the model's."""
+        self.held: AllocatedState | None = None
+        """What is in use after the latest ``touch``."""
         """Per touched pool: (its stamp, the devices whose state differs from the model's then)."""
 
     def same_claims(self, key: Any) -> None:
@@ -117,10 +119,13 @@ class ClassMemo:
             self.answers = None
 
     def changed(self, model: Model, held: AllocatedState) -> dict[tuple[str, str], tuple[str, ...]]:
-        """``changed_pools(model, held)`` for the ``held`` of the latest ``touch``: only the pools
-        touched are looked at, each again only after it is touched again."""
+        """``changed_pools(model, held)``: for the ``held`` of the latest ``touch`` only the pools
+        touched are looked at, each again only after it is touched again; any other ``held`` is
+        compared device by device."""
         if held is model.allocated:
             return {}
+        if held is not self.held:
+            return changed_pools(model, held)
         out: dict[tuple[str, str], tuple[str, ...]] = {}
         for pool, stamp in self.stamps.items():
             hit = self.diffs.get(pool)
@@ -130,8 +135,11 @@ class ClassMemo:
                 out[pool] = hit[1]
         return out
 
-    def touch(self, devices: Iterable[tuple[str, str, str]]) -> None:
-        """The use of these devices ((driver, pool, name)) changed since the last call: taken or released."""
+    def touch(self, devices: Iterable[tuple[str, str, str]], held: AllocatedState) -> None:
+        """The use of these devices ((driver, pool, name)) changed since the last call (taken or
+        released): ``held`` is what is in use now, the model's allocated state plus every change
+        told so far."""
+        self.held = held
         for driver, pool, name in devices:
             p = (driver, pool)
             self.stamps[p] = self.stamps.get(p, 0) + 1

@@ -283,7 +283,7 @@ def _hold_allocated(run: _Run, uses: list[ClaimUse], raws: list[dict[str, Any]])
         held = run.held.copy()
         held.add_results(results, run.model.gates)
         run.held = held
-        run.memo.touch(_keys_of(results))
+        run.memo.touch(_keys_of(results), held)
 
 
 def _unavailable_unreserved(run: _Run, uses: list[ClaimUse], raws: list[dict[str, Any]],
@@ -314,7 +314,7 @@ def _deallocate(run: _Run, use: ClaimUse, raw: dict[str, Any]) -> None:
         for got in results:
             fold_results(held, got, run.model.gates)
     run.held = held
-    run.memo.touch(_keys_of(allocation_results(raw)))
+    run.memo.touch(_keys_of(allocation_results(raw)), held)
 
 
 def deallocated(claim: dict[str, Any]) -> dict[str, Any]:
@@ -386,7 +386,7 @@ def _commit(run: _Run, out: Allocation, uses: list[ClaimUse], pf: PodFilter) -> 
         for got in out.results:
             fold_results(held, got, run.model.gates)
         run.held = held
-        run.memo.touch({r.device.dkey for got in out.results for r in got})
+        run.memo.touch({r.device.dkey for got in out.results for r in got}, held)
     pending = iter(out.results)
     for u in uses:
         if u.shared:
