@@ -252,8 +252,8 @@ def test_node_classes_change_nothing_in_a_placement(monkeypatch: pytest.MonkeyPa
         return json.dumps([[(x.pod, x.node, x.claims, x.outcome.steps, x.outcome.reason_texts()) for x in p.pods],
                            p.allocations, p.placed])
     on = flat()
-    from webhook.allocator import classes
-    monkeypatch.setattr(classes, "HELD_KEYS_MAX", 0)  # past the cap touched nodes are searched
+    from webhook.allocator import heldclasses
+    monkeypatch.setattr(heldclasses, "HELD_KEYS_MAX", 0)  # past the cap touched nodes are searched
     assert flat() == on
     monkeypatch.setattr(engine, "NODE_CLASSES", False)
     assert flat() == on

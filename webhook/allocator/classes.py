@@ -16,11 +16,11 @@ A request may use classes only when no CEL expression it evaluates (class and re
 selectors, derived attributes) can read an identifying attribute (``transferable``): otherwise
 nodes of one class could answer a selector differently. The class key of a node is built once
 per model (per snapshot and gate set); ``engine.allocate`` keeps, per call, the outcome of the
-first node of each class (``Failures``): a failure is reused, renamed, for the others, with the
+first node of each class (``heldclasses.Failures``): a failure is reused, renamed, for the others, with the
 same step count; a fit tells that the others fit too, with no fatal error (``engine`` filters
 every node, as the scheduler does, and only needs to know that). Devices earlier pods took
-(``held``) change the view of the nodes whose pools hold them: those nodes are keyed again
-with that state, the others keep their class.
+(``held``) change the view of the nodes whose pools hold them: those nodes get a class of that
+view (``heldclasses.py``), the others keep their class.
 """
 
 from __future__ import annotations
@@ -28,14 +28,12 @@ from __future__ import annotations
 import operator
 import re
 import sys
-from collections.abc import Iterable
 from typing import Any
 
 from webhook.allocator.claims import Claim
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo, Slice
 from webhook.allocator.persist import Layered, runs_after
 from webhook.allocator.pools import pools_for
-from webhook.allocator.reasons import Reason
 
 _ATTR_USE = re.compile(r"""attributes\s*\[\s*(?:"[^"\\]*"|'[^'\\]*')\s*\]\s*"""
                        r"""(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*\])""")
@@ -224,7 +222,7 @@ def _node_key(model: Model, node: NodeInfo, alloc: AllocatedState) -> tuple[Any,
     return tuple(out)
 
 
-def _number(model: Model, key: tuple[Any, ...] | None) -> int | None:
+def class_number(model: Model, key: tuple[Any, ...] | None) -> int | None:
     """The class number of a node key (one number per key for the model's lifetime)."""
     if key is None:
         return None
@@ -244,20 +242,8 @@ def class_of(model: Model, name: str) -> int | None:
     classes: Layered[str, int | None] = model.class_data.setdefault("of", Layered())
     if name in classes:
         return classes[name]
-    got = classes[name] = _number(model, _node_key(model, model.node(name), model.allocated))
+    got = classes[name] = class_number(model, _node_key(model, model.node(name), model.allocated))
     return got
-
-
-def changed_pools(model: Model, held: AllocatedState) -> frozenset[tuple[str, str]]:
-    """The pools (driver, pool) of the devices whose allocated state differs between the model's
-    and ``held`` (the model's plus what earlier pods or allocated input claims hold)."""
-    base = model.allocated
-    if held is base:
-        return frozenset()
-    keys = (held.dedicated ^ base.dedicated) | (held.shared ^ base.shared)
-    keys |= {k for k in held.aggregated.keys() | base.aggregated.keys()
-             if held.aggregated.get(k) != base.aggregated.get(k)}
-    return frozenset((k[0], k[1]) for k in keys)
 
 
 def node_names(model: Model) -> list[str]:
@@ -324,38 +310,6 @@ def transferable(model: Model, claims: list[Claim]) -> bool:
     return True
 
 
-FITS = None
-"""``Failures.lookup``'s ``why`` for a node whose class fits (its search found an allocation)."""
-
-
-HELD_KEYS_MAX = 50_000
-"""Class numbers a model keeps at most before ``_held_class`` stops adding any (a serving process
-keeps a model while the state does not change, and every placement may add a few)."""
-
-
-def _held_class(model: Model, node: NodeInfo, held: AllocatedState,
-                changed: frozenset[tuple[str, str]]) -> int | None:
-    """The class of ``node`` under ``held``: its class under the model's allocated state plus the
-    devices of its changed pools whose state differs, each by its pool's place in the node's
-    pools and its name (nodes of one class hold the same names at the same places). Nodes whose
-    views agree get one number; it never equals a class of the model's state (tagged), which
-    costs some sharing, never soundness. Much cheaper than keying every device again."""
-    base = class_of(model, node.name)
-    if base is None or len(model.class_data.get("numbers", ())) >= HELD_KEYS_MAX:
-        return None  # past the cap the node is searched: keys of placements must not grow a model without end
-    alloc = model.allocated
-    delta = []
-    for i, p in enumerate(pools_for(model, node)):
-        if (p.driver, p.name) not in changed:
-            continue
-        for d in (*p.candidates, *(d for sl in p.not_targeting for d in sl.devices)):
-            k = d.dkey
-            now = (k in held.dedicated, k in held.shared, held.aggregated.get(k))
-            if now != (k in alloc.dedicated, k in alloc.shared, alloc.aggregated.get(k)):
-                delta.append((i, d.name, now[0], now[1], tuple(sorted(now[2].items())) if now[2] else ()))
-    return _number(model, ("held", base, tuple(delta)))
-
-
 def nodes_of_pools(model: Model) -> dict[tuple[str, str], list[str]]:
     """(driver, pool) -> the nodes whose gathered pools include it (cached per model)."""
     _inherit(model)
@@ -367,119 +321,3 @@ def nodes_of_pools(model: Model) -> dict[tuple[str, str], list[str]]:
                 got.setdefault((p.driver, p.name), []).append(name)
         model.class_data["pool_nodes"] = got
     return got
-
-
-class ClassMemo:
-    """Node classes under a held state that grows call by call (the pods of one placement), kept
-    across those ``allocate`` calls: a node is keyed again only when a device of one of its pools
-    changed since (``touch``). ``fits`` keeps the classes whose search found an allocation (and
-    its steps) while the calls ask for claims of the same content (the replicas of a workload):
-    the caller says which claims each call asks for (``same_claims``, before every call). A
-    class number names a view that includes what is in use, so a fit stays true for it."""
-
-    __slots__ = ("stamps", "keys", "fits", "claims", "usable")
-
-    def __init__(self) -> None:
-        self.stamps: dict[tuple[str, str], int] = {}
-        self.keys: dict[str, tuple[tuple[int, ...], int | None]] = {}
-        self.fits: dict[int, int] = {}
-        self.claims: Any = None
-        self.usable: bool | None = None
-        """``transferable`` of the claims ``claims`` describes (their content decides it)."""
-
-    def same_claims(self, key: Any) -> None:
-        """The next calls ask for claims described by ``key``; a new key forgets ``fits``."""
-        if key != self.claims:
-            self.claims = key
-            self.fits = {}
-            self.usable = None
-
-    def touch(self, pools: Iterable[tuple[str, str]]) -> None:
-        """Devices of ``pools`` were taken (or released) since the last call."""
-        for p in pools:
-            self.stamps[p] = self.stamps.get(p, 0) + 1
-
-
-class Failures:
-    """The searches of one ``allocate`` call, per node class: failures (reasons and steps) and
-    fits (steps), so that each class is searched once (see the module doc).
-
-    ``held`` is what is in use for the call: the model's allocated state, or that plus the
-    devices of earlier pods and of allocated input claims. A node whose pools hold none of the
-    devices whose state differs keeps its class; the others get a class of their own view, keyed
-    from their class under the model's state and what differs in their pools (``_held_class``),
-    remembered in ``memo`` across calls while their pools stay untouched.
-    """
-
-    __slots__ = ("model", "claims", "by_class", "usable", "held", "changed", "dirty", "own", "memo")
-
-    def __init__(self, model: Model, claims: list[Claim], held: AllocatedState | None = None,
-                 memo: ClassMemo | None = None) -> None:
-        self.model = model
-        self.claims = claims
-        self.by_class: dict[int, tuple[list[Reason] | None, int]] = {}
-        self.usable: bool | None = None
-        """``transferable``, decided at the first recorded search; False after ``stop``."""
-        self.held = held if held is not None else model.allocated
-        changed = self.changed = changed_pools(model, self.held)
-        index = nodes_of_pools(model) if changed else {}
-        self.dirty = {n for p in changed for n in index.get(p, ())}
-        """The nodes whose pools hold a device whose state differs from the model's."""
-        self.own: dict[str, int | None] = {}
-        self.memo = memo
-
-    def class_of(self, name: str) -> int | None:
-        """Node ``name``'s class under ``held`` (None: none, always searched)."""
-        if name not in self.dirty:
-            return class_of(self.model, name)
-        if name in self.own:
-            return self.own[name]
-        node = self.model.node(name)
-        memo = self.memo
-        stamp = tuple(memo.stamps.get((p.driver, p.name), 0) for p in pools_for(self.model, node)) if memo else ()
-        hit = memo.keys.get(name) if memo else None
-        if hit is not None and hit[0] == stamp:
-            got = hit[1]
-        else:
-            got = _held_class(self.model, node, self.held, self.changed)
-            if memo is not None:
-                memo.keys[name] = (stamp, got)
-        self.own[name] = got
-        return got
-
-    def lookup(self, name: str) -> tuple[list[Reason] | None, int] | None:
-        """(reasons, steps) of the search of node ``name``'s class in this call (or, for a fit,
-        an earlier call of the same claims), if any; the reasons are ``FITS`` when that search
-        found an allocation."""
-        if not self.by_class and not (self.memo and self.memo.fits):
-            return None
-        cls = self.class_of(name)
-        return None if cls is None else self.known(cls)
-
-    def known(self, cls: int) -> tuple[list[Reason] | None, int] | None:
-        got = self.by_class.get(cls)
-        if got is None and self.memo is not None and cls in self.memo.fits:
-            return FITS, self.memo.fits[cls]
-        return got
-
-    def stop(self) -> None:
-        """Record nothing from now on: the call's searches cost less than keying their nodes."""
-        self.usable = False
-
-    def record(self, name: str, why: list[Reason] | None, steps: int) -> None:
-        """Node ``name`` failed with ``why`` (``FITS``: found an allocation) after ``steps`` steps."""
-        if self.usable is None:
-            memo = self.memo
-            if memo is not None and memo.usable is not None:
-                self.usable = memo.usable
-            else:
-                self.usable = transferable(self.model, self.claims)
-                if memo is not None:
-                    memo.usable = self.usable
-        if not self.usable or (why is not None and any(r.pool or r.detail for r in why)):
-            return
-        cls = self.class_of(name)
-        if cls is not None:
-            self.by_class[cls] = (why, steps)
-            if why is FITS and self.memo is not None:
-                self.memo.fits[cls] = steps

@@ -15,18 +15,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from webhook.allocator.answers import recall, remember
 from webhook.allocator.candidate import status_result
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError, BudgetExceeded, Claim, Leaf, claim_label, parse_claim, parse_leaf
-from webhook.allocator.classes import FITS, ClassMemo, Failures, node_names, run_end
+from webhook.allocator.classes import node_names
 from webhook.allocator.devices import interned_str
 from webhook.allocator.fit import selector_matches
 from webhook.allocator.frame import DEFAULT_LIMITS, Carry, DeviceResult, Limits
+from webhook.allocator.heldclasses import FITS, ClassMemo, Failures
 from webhook.allocator.model import AllocatedState, Device, Model, NodeInfo
 from webhook.allocator.nodedata import node_data
 from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.pools import Pool, pools_for
 from webhook.allocator.reasons import Code, Reason, fatal, full, note, rank, text
+from webhook.allocator.runs import Runs, known_run
 from webhook.allocator.search import Search
 from webhook.allocator.settled import cheap_one_shot, settles
 from webhook.gates import FeatureGates, Gate
@@ -163,7 +166,7 @@ class Call:
     """Replaces the model's allocated state (devices that earlier pods took); it holds those of the
     allocated input claims already."""
     memo: ClassMemo | None = None
-    """Keeps node classes under ``held`` from one call to the next (``classes.ClassMemo``)."""
+    """Keeps node classes under ``held`` from one call to the next (``heldclasses.ClassMemo``)."""
     mode: str = JOINT
     """``JOINT`` (one search of every claim) or ``PER_CLAIM`` (claim by claim, as pods are)."""
     limits: Limits = DEFAULT_LIMITS
@@ -211,12 +214,14 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, call: Call = EVERY_
         out.entries.append(out.summary)
         return out
     # Nodes of one class (``classes.py``) search alike: the first one's outcome stands for the rest.
-    classes = Failures(model, claims, in_use, call.memo) if NODE_CLASSES and len(names) > 1 else None
-    run = _Run(model, claims, fixed, in_use, classes, call)
+    # One node alone has no other of its class to spare a search, unless a memo keeps answers.
+    many = len(names) > 1 or call.memo is not None
+    classes = Failures(model, claims, in_use, call.memo) if NODE_CLASSES and many else None
+    run = _Run(model, claims, fixed, in_use, classes, call, Runs.of(classes, names) if classes is not None else None)
     i = 0
     decided = False
     while i < len(names):
-        k = _known_run(out, run, names, i)
+        k = known_run(out, run, names, i)
         if k:
             i += k
             continue
@@ -237,34 +242,6 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, call: Call = EVERY_
     return out
 
 
-def _known_run(out: Allocation, run: _Run, names: Sequence[str], i: int) -> int:
-    """How many nodes from ``names[i]`` on are of one class already searched in this call (they
-    are taken together, as ``_try_node`` takes each: same reasons, same steps, as far as the
-    budget allows); 0 when ``names[i]`` must be tried on its own."""
-    classes = run.classes
-    if classes is None or run.fixed or not (classes.by_class or (classes.memo and classes.memo.fits)):
-        return 0
-    cls = classes.class_of(names[i])
-    seen = classes.known(cls) if cls is not None else None
-    if seen is None or (seen[0] is FITS and not out.feasible):  # the answer's node is searched: its devices
-        return 0
-    if not classes.dirty and names is node_names(classes.model):  # the model's classes: its cached runs
-        end = run_end(classes.model, i)
-    else:
-        end = i + 1
-        while end < len(names) and classes.class_of(names[end]) == cls:
-            end += 1
-    why, steps = seen
-    k = end - i if steps <= 0 else min(end - i, (run.call.limits.max_steps - out.steps) // steps)
-    if k <= 0:
-        return 0
-    out.nodes_tried += k
-    out.steps += k * steps
-    if why is not FITS and not out.feasible:
-        out.add_nodes(why, list(names[i:i + k]))
-    return k
-
-
 @dataclass(frozen=True, slots=True)
 class _Run:
     """What every node's search of one ``allocate`` call shares: the call's context."""
@@ -279,6 +256,8 @@ class _Run:
     classes: Failures | None
     """This call's searches by node class (None: every node is searched)."""
     call: Call
+    runs: Runs | None = None
+    """Where runs of one class end in the call's node list, when they are kept (``runs.py``)."""
 
 
 def _held(model: Model, base: AllocatedState, fixed: list[dict[str, Any]]) -> AllocatedState:
@@ -316,6 +295,14 @@ def _try_node(out: Allocation, run: _Run, name: str) -> bool:
     seen = run.classes.lookup(name) if run.classes is not None else None
     if seen is not None and seen[0] is FITS and not out.feasible:
         seen = None  # the node that gives the answer is searched: its devices are the answer
+    if seen is None and not out.feasible:
+        again = recall(run, n, run.call.limits.max_steps - out.steps)  # unless its class's answer is kept
+        if again is not None:
+            results, steps, in_order = again
+            out.steps += steps
+            run.classes.record(name, FITS, steps)  # type: ignore[union-attr]
+            _answer(out, name, results, in_order)
+            return False
     if seen is not None and out.steps + seen[1] <= run.call.limits.max_steps:
         out.steps += seen[1]
         if seen[0] is not FITS and not out.feasible:
@@ -346,13 +333,19 @@ def _try_node(out: Allocation, run: _Run, name: str) -> bool:
         run.classes.record(name, FITS if ok else why, steps)
     if ok:
         if not out.feasible:
-            out.feasible, out.node, out.results, out.kind = True, name, results, OK
-            out.summary = None
-            out.in_order = in_order
+            remember(run, n, results, steps, in_order)
+            _answer(out, name, results, in_order)
         return False
     if not out.feasible:  # a feasible answer lists no reasons: only a fatal error changes it now
         out.add_nodes(why, [name])
     return False
+
+
+def _answer(out: Allocation, name: str, results: list[list[DeviceResult]], in_order: bool) -> None:
+    """Node ``name`` is the answer, with these devices."""
+    out.feasible, out.node, out.results, out.kind = True, name, results, OK
+    out.summary = None
+    out.in_order = in_order
 
 
 def _conclude(out: Allocation) -> None:

@@ -113,8 +113,23 @@ def capacity(objects: Sequence[dict[str, Any]], snapshot: ClusterSnapshot, gates
 def pool_use(model: Model, held: AllocatedState | None = None) -> list[PoolUse]:
     """Every pool of the model (as the gates show it), sorted by driver and pool. What does not
     depend on use (devices, totals) is read once per model (``_pools``); then only the devices
-    in use and the shareable ones are looked at."""
-    alloc = held if held is not None else model.allocated
+    in use and the shareable ones are looked at. The use under the model's own allocated state
+    is kept per model (``_USE``: the latest): read it, never change it."""
+    if held is None:
+        kept = _USE[0]
+        if kept is not None and kept[0] is model:
+            return list(kept[1])
+        got = _pool_use(model, model.allocated)
+        _USE[0] = (model, got)
+        return list(got)
+    return _pool_use(model, held)
+
+
+_USE: list[tuple[Model, list[PoolUse]] | None] = [None]
+"""The latest model and its pools' use under its allocated state (as one value: threads)."""
+
+
+def _pool_use(model: Model, alloc: AllocatedState) -> list[PoolUse]:
     pools, occurrences = _pools(model)
     allocated: dict[tuple[str, str], int] = {}
     used: dict[tuple[str, str], dict[tuple[str, str], Number]] = {}

@@ -3,7 +3,7 @@
 Pure. ``explain`` places the pods as ``simulate`` does (``workloads.place``: node filters, then
 the one allocator, pod by pod), so its yes/no is ``simulate``'s. Then, for the first pod that
 was not placed, every node's reason comes from that attempt (``verdicts.from_outcome``); when
-every pod was placed, the first pod's verdict is asked of every node (``verdicts.node_verdicts``)
+every pod was placed, the first pod's verdict is asked of every node (``verdicts.grouped_verdicts``)
 so that the answer names every node that fits. Nodes are grouped by verdict.
 """
 
@@ -18,7 +18,7 @@ from webhook.allocator.model import model_for
 from webhook.allocator.reasons import Code, Reason, note
 from webhook.gates import FeatureGates
 from webhook.planning.members import Member, members
-from webhook.planning.verdicts import Budget, Verdict, from_outcome, grouped, node_verdicts
+from webhook.planning.verdicts import Budget, Verdict, from_outcome, grouped, grouped_verdicts
 from webhook.raw import as_dict
 from webhook.state.base import ClusterSnapshot
 from webhook.workloads import Lookup, WorkloadError, is_pod_source, place, pod_claims, workload_of
@@ -97,7 +97,7 @@ def explain(objects: Sequence[dict[str, Any]], snapshot: ClusterSnapshot, gates:
     claims = [deallocated(u.claim) if u.key in placement.released else u.claim for u in uses]
     out.notes += [note(f"kube-scheduler deallocates claim {k} (allocated where the pod cannot run, reserved by "
                        f"no pod) after a failed attempt, and allocates it again") for k in placement.released]
-    out.verdicts = grouped(node_verdicts(pod, claims, model, nodes, budget))
+    out.verdicts = grouped_verdicts(pod, claims, model, nodes, budget)
     return out
 
 

@@ -1,7 +1,7 @@
 """Per node, the first thing that keeps one pod off it, and nodes grouped by that verdict.
 
 Pure. A node's verdict is the first node filter it fails (``workloads.filters`` through
-``nodeuse.filter_reasons``, in the scheduler's order: node name, unschedulable, taints,
+``nodeuse.Filtered``, in the scheduler's order: node name, unschedulable, taints,
 selector/affinity, then allocatable pods, cpu, memory and the rest), else what the one
 allocator says when the pod's claims are allocated on that node alone (``allocator.allocate``):
 fits, or its most useful reason.
@@ -14,7 +14,7 @@ attribute (a GPU UUID) have no classes; then each candidate node is asked.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,12 +22,14 @@ from webhook.allocator.claims import AllocError, parse_claim
 from webhook.allocator.classes import class_of, transferable
 from webhook.allocator.engine import Allocation, Call, allocate
 from webhook.allocator.frame import Limits
+from webhook.allocator.heldclasses import ClassMemo
 from webhook.allocator.model import Model
 from webhook.allocator.nodesel import parse_node_selector
 from webhook.allocator.reasons import Code, Reason, note, rank
+from webhook.allocator.runs import Runs
 from webhook.raw import as_dict, claim_allocation
 from webhook.workloads.filters import PodFilter
-from webhook.workloads.nodeuse import NodeUse, filter_reasons
+from webhook.workloads.nodeuse import Filtered, NodeUse
 
 MORE_MAX = 2
 """Reasons shown after a node's first one (the allocator's next most useful)."""
@@ -68,51 +70,73 @@ class Budget:
     report: Report = _quiet
 
 
-def node_verdicts(pod: dict[str, Any], claims: list[dict[str, Any]], model: Model, nodes: NodeUse,
-                  budget: Budget) -> PerNode:
+def grouped_verdicts(pod: dict[str, Any], claims: list[dict[str, Any]], model: Model, nodes: NodeUse,
+                     budget: Budget) -> list[Verdict]:
     """Every node's verdict for ``pod`` whose claims are ``claims`` (as the pod uses them: found,
-    or made from their templates), with ``nodes`` holding what the bound pods use."""
-    out: PerNode = {}
-    candidates: list[str] = []
-    for name, why in filter_reasons(PodFilter.of(pod), nodes).items():
-        if why is None:
-            candidates.append(name)
-        else:
-            out[name] = (why._replace(node=""), ())
-    out.update(_device_verdicts(claims, model, candidates, budget))
-    return out
+    or made from their templates), with ``nodes`` holding what the bound pods use, nodes with the
+    same verdict together (as ``grouped`` groups them). The node filters' answers are those
+    ``place`` keeps per pod shape (``nodeuse.Filtered``), and runs of one node class among the
+    candidates are taken whole (``allocator.runs``): no node is asked on its own when its class
+    was."""
+    pf = PodFilter.of(pod)
+    candidates, rejected = Filtered(pf, nodes, bool(pf.node_name)).split(nodes)
+    groups: dict[tuple[Reason | None, tuple[Reason, ...]], list[Sequence[str]]] = {}
+    for why, names in rejected.items():
+        groups.setdefault((why, ()), []).append(names)
+    for verdict, found in _device_verdicts(claims, model, candidates, budget):
+        groups.setdefault(verdict, []).append(found)
+    out = [Verdict(_joined(parts), why, more) for (why, more), parts in groups.items()]
+    return sorted(out, key=lambda v: not v.fits)
 
 
-def _device_verdicts(claims: list[dict[str, Any]], model: Model, candidates: list[str],
-                     budget: Budget) -> PerNode:
+def _joined(parts: list[Sequence[str]]) -> tuple[str, ...]:
+    if len(parts) == 1:
+        return tuple(parts[0])  # the candidates' own tuple (a ``NodeList``) is not copied
+    return tuple(n for names in parts for n in names)
+
+
+def _device_verdicts(claims: list[dict[str, Any]], model: Model, candidates: Sequence[str],
+                     budget: Budget) -> list[tuple[tuple[Reason | None, tuple[Reason, ...]], Sequence[str]]]:
+    """(verdict, nodes) per group of candidate nodes the allocator answers alike, in order."""
     if not candidates:
-        return {}
+        return []
     if not claims:
-        return {n: (None, ()) for n in candidates}
+        return [((None, ()), candidates)]
     pending = [c for c in claims if not claim_allocation(c)]
     fixed = [c for c in claims if claim_allocation(c)]
     try:
         parsed = [parse_claim(c, model) for c in pending]
     except AllocError as e:  # a class missing, a bad selector: the same on every node
-        return {n: (e.reason._replace(node=""), ()) for n in candidates}
-    usable = not pending or transferable(model, parsed)
+        return [((e.reason._replace(node=""), ()), candidates)]
+    memo = ClassMemo()  # the devices a class's search found are kept (``allocator.answers``): asked again, none is
+    memo.usable = usable = not pending or transferable(model, parsed)
     usable = usable and all(_key(c) in model.allocated_claims for c in fixed)
     selectors = [parse_node_selector(claim_allocation(c).get("nodeSelector")) for c in fixed]
-    groups: dict[Any, list[str]] = {}
-    for name in candidates:
+    runs = Runs.kept(model, candidates) if usable and pending and not selectors else None
+    groups: dict[Any, list[Sequence[str]]] = {}
+    i = 0
+    while i < len(candidates):
+        name = candidates[i]
         cls = (class_of(model, name) if pending else 0) if usable else None
         if cls is None:
-            groups[("node", name)] = [name]
+            groups[("node", name)] = [(name,)]
+        elif runs is not None:  # the run of its class: one slice, not node by node
+            end = runs.end(candidates, i)
+            groups.setdefault((cls, ()), []).append(candidates if i == 0 and end == len(candidates)
+                                                    else candidates[i:end])
+            i = end
             continue
-        node = model.node(name)
-        groups.setdefault((cls, tuple(s is None or s.matches(node) for s in selectors)), []).append(name)
-    out: PerNode = {}
-    for i, names in enumerate(groups.values()):
-        budget.report(i, len(groups), f"node {names[0]}")
-        got = allocate(claims, model, Call(nodes=names[:1], limits=Limits(budget.max_steps, budget.deadline)))
-        verdict = _verdict(got)
-        for n in names:
-            out[n] = verdict
+        else:
+            node = model.node(name)
+            groups.setdefault((cls, tuple(s is None or s.matches(node) for s in selectors)), []).append((name,))
+        i += 1
+    out: list[tuple[tuple[Reason | None, tuple[Reason, ...]], Sequence[str]]] = []
+    for k, parts in enumerate(groups.values()):
+        names = _joined(parts)
+        budget.report(k, len(groups), f"node {names[0]}")
+        got = allocate(claims, model, Call(nodes=names[:1], memo=memo,
+                                           limits=Limits(budget.max_steps, budget.deadline)))
+        out.append((_verdict(got), names))
     return out
 
 

@@ -13,7 +13,6 @@ places them all, as they would be placed then.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -92,11 +91,10 @@ class Workload:
         return f"{self.name}-{i}"
 
     def pod(self, i: int) -> dict[str, Any]:
-        """Replica ``i`` as a Pod object (its own copy)."""
-        pod = copy.deepcopy(self.template)
-        pod["metadata"] = {**as_dict(pod.get("metadata")), "name": self.pod_name(i), "namespace": self.namespace}
-        pod["apiVersion"], pod["kind"] = "v1", "Pod"
-        return pod
+        """Replica ``i`` as a Pod object: its own top level and metadata; its ``spec`` (and any
+        other field) is the template's, shared by every replica: read it, never change it."""
+        return {**self.template, "metadata": {**as_dict(self.template.get("metadata")), "name": self.pod_name(i),
+                                              "namespace": self.namespace}, "apiVersion": "v1", "kind": "Pod"}
 
     def pods(self, limit: int | None = None) -> Iterator[dict[str, Any]]:
         """The replicas in creation order (at most ``limit``)."""

@@ -8,9 +8,11 @@ never see a mix).
 
 from __future__ import annotations
 
+from bisect import insort
 from typing import Any
 
 from webhook.allocator.reasons import Reason
+from webhook.allocator.runs import NodeList
 from webhook.raw import as_dict
 from webhook.state.pods import TERMINAL
 from webhook.workloads.filters import NodeFacts, PodFilter, fit_reason, static_reason
@@ -30,15 +32,18 @@ class NodeUse:
         self.facts: dict[str, NodeFacts] = facts
         self.used: dict[str, Amounts] = used
         self.count: dict[str, int] = count
+        self.base_used, self.base_count = used, count
+        """The use of the snapshot's bound pods (shared by every request: never changed)."""
         self.stamp: dict[str, int] = {}
         """Per node, how often its use changed (the fit cache's key)."""
-        self._own: set[str] = set()
+        self.owned: dict[str, None] = {}
+        """The nodes whose use changed, in the order they first did."""
 
     def add(self, node: str, requests: Amounts) -> None:
-        if node not in self._own:  # copy on first write: the base is shared by every request
-            if not self._own:
+        if node not in self.owned:  # copy on first write: the base is shared by every request
+            if not self.owned:
                 self.used, self.count = dict(self.used), dict(self.count)
-            self._own.add(node)
+            self.owned[node] = None
             self.used[node] = dict(self.used.get(node, {}))
         used = self.used[node]
         for k, v in requests.items():
@@ -83,39 +88,86 @@ def _base(nodes: tuple[Any, ...], pods: tuple[Any, ...]) -> _Base:
 
 
 FILTERS_MAX = 64
-_FILTERS: dict[Any, tuple[Any, Any, dict[str, Reason | None], dict[str, tuple[int, Reason | None]]]] = {}
-"""Pod shape -> (the node facts and use it was filtered against, static reasons, fit at that use)."""
+
+
+class _Shape:
+    """The node filters' answers for one pod shape against one snapshot's nodes and their use by
+    the bound pods: computed once, shared by every request (read only)."""
+
+    __slots__ = ("facts", "used", "static", "fit", "order", "index", "candidates", "rejected", "_positions")
+
+    def __init__(self, pf: PodFilter, nodes: NodeUse, prebound: bool) -> None:
+        self.facts, self.used = nodes.facts, nodes.base_used
+        self.static: dict[str, Reason | None] = {n: static_reason(pf, f, prebound=prebound)
+                                                 for n, f in nodes.facts.items()}
+        self.order: list[str] = [n for n, why in self.static.items() if why is None]
+        """The nodes no static filter rejects, in name order."""
+        self.index = {n: i for i, n in enumerate(self.order)}
+        self.fit: dict[str, Reason | None] = {
+            n: fit_reason(pf, nodes.facts[n], self.used.get(n, {}), nodes.base_count.get(n, 0)) for n in self.order}
+        """Per node of ``order``, NodeResourcesFit at the bound pods' use."""
+        ok: list[str] = []
+        rejected: dict[Reason, list[str]] = {}
+        for name, why in self.static.items():
+            why = why if why is not None else self.fit[name]
+            if why is None:
+                ok.append(name)
+            else:
+                rejected.setdefault(why._replace(node=""), []).append(name)
+        self.candidates = NodeList(ok)
+        self.rejected = rejected
+        self._positions: dict[str, int] | None = None
+
+    def positions(self) -> dict[str, int]:
+        """Node -> its place in name order (every node; made when first needed)."""
+        if self._positions is None:
+            self._positions = {n: i for i, n in enumerate(self.static)}
+        return self._positions
+
+
+_FILTERS: dict[Any, _Shape] = {}
+"""(pod shape, prebound) -> its node filters' answers for the latest snapshot asked about."""
+
+
+def _shape(pf: PodFilter, nodes: NodeUse, prebound: bool) -> _Shape:
+    key = (pf.signature(), prebound)
+    hit = _FILTERS.get(key)
+    if hit is None or hit.facts is not nodes.facts or hit.used is not nodes.base_used:
+        hit = _Shape(pf, nodes, prebound)
+        if len(_FILTERS) >= FILTERS_MAX:
+            _FILTERS.clear()
+        _FILTERS[key] = hit
+    return hit
 
 
 class Filtered:
-    """The node filters' answers for one pod template, kept across its replicas: the static
-    ones once, the resource fit per node until that node's use changes. Both are computed once
-    per snapshot and pod shape (``_FILTERS``): the same pod asked about again, or another
-    replica of the same template in another request, costs a copy."""
+    """The node filters' answers for one pod template, kept across its replicas: the answers of
+    its shape at the bound pods' use (``_Shape``, once per snapshot: the same pod asked about
+    again, or another replica of the same template in another request, costs nothing more),
+    and the resource fit of the nodes whose use changed since, until it changes again. The
+    candidate list is the shape's own (a ``NodeList``, whose runs of one node class the
+    allocator keeps) until a node's verdict changes; then it is this placement's."""
 
     def __init__(self, pf: PodFilter, nodes: NodeUse, prebound: bool) -> None:
         self.pf = pf
-        key = (pf.signature(), prebound)
-        hit = _FILTERS.get(key)
-        if hit is None or hit[0] is not nodes.facts or hit[1] is not nodes.used:
-            static = {n: static_reason(pf, f, prebound=prebound) for n, f in nodes.facts.items()}
-            fit = {n: (0, fit_reason(pf, nodes.facts[n], nodes.used.get(n, {}), nodes.count.get(n, 0)))
-                   for n, why in static.items() if why is None}
-            hit = (nodes.facts, nodes.used, static, fit)
-            if len(_FILTERS) >= FILTERS_MAX:
-                _FILTERS.clear()
-            _FILTERS[key] = hit
-        self.static: dict[str, Reason | None] = hit[2]
-        self.fit: dict[str, tuple[int, Reason | None]] = dict(hit[3])
-        self.order: list[str] = [n for n, why in self.static.items() if why is None]
-        """The nodes no static filter rejects, in name order (``after`` walks them)."""
-        self.index = {n: i for i, n in enumerate(self.order)}
+        shape = self.shape = _shape(pf, nodes, prebound)
+        self.static = shape.static
+        self.order = shape.order
+        self.index = shape.index
+        self.fit: dict[str, tuple[int, Reason | None]] = {}
+        """Per node whose use changed: (its ``NodeUse.stamp``, NodeResourcesFit then)."""
+        self.candidates: NodeList = shape.candidates
+        self.rejected: dict[Reason, list[str]] = shape.rejected
+        self.seen: dict[str, Reason | None] = {}
+        """Per node whose use changed: the verdict ``candidates``/``rejected`` hold for it."""
 
     def reason(self, name: str, nodes: NodeUse) -> Reason | None:
         """The filter reason that keeps the pod off ``name`` now (None: it is a candidate)."""
         why = self.static[name]
         if why is None:
-            stamp = nodes.stamp.get(name, 0)
+            if name not in nodes.owned:
+                return self.shape.fit[name]
+            stamp = nodes.stamp[name]
             hit = self.fit.get(name)
             if hit is None or hit[0] != stamp:
                 hit = self.fit[name] = (stamp, fit_reason(self.pf, nodes.facts[name], nodes.used.get(name, {}),
@@ -123,17 +175,38 @@ class Filtered:
             why = hit[1]
         return why
 
-    def split(self, nodes: NodeUse) -> tuple[list[str], dict[Reason, list[str]]]:
-        """(candidate nodes in order, the nodes each filter reason rejected)."""
-        ok: list[str] = []
-        rejected: dict[Reason, list[str]] = {}
-        for name in self.static:
+    def split(self, nodes: NodeUse) -> tuple[NodeList, dict[Reason, list[str]]]:
+        """(candidate nodes in order, the nodes each filter reason rejected, in order); only the
+        nodes whose use changed are asked again. Neither is to be changed by the caller."""
+        moved: list[tuple[str, Reason | None, Reason | None]] = []
+        for name in nodes.owned:
+            if self.static.get(name, _ABSENT) is not None:
+                continue
+            was = self.seen.get(name, self.shape.fit[name])
             why = self.reason(name, nodes)
-            if why is None:
-                ok.append(name)
+            if why != was:
+                moved.append((name, was, why))
+            self.seen[name] = why
+        if moved:
+            self._move(moved)
+        return self.candidates, self.rejected
+
+    def _move(self, moved: list[tuple[str, Reason | None, Reason | None]]) -> None:
+        """Nodes whose verdict changed: out of their old place, into their new one (name order)."""
+        pos = self.shape.positions()
+        ok = list(self.candidates)
+        rejected = {k: list(v) for k, v in self.rejected.items()}
+        for name, was, why in moved:
+            if was is None:
+                ok.remove(name)
             else:
-                rejected.setdefault(why._replace(node=""), []).append(name)
-        return ok, rejected
+                rejected[was._replace(node="")].remove(name)
+            if why is None:
+                insort(ok, name, key=pos.__getitem__)
+            else:
+                insort(rejected.setdefault(why._replace(node=""), []), name, key=pos.__getitem__)
+        self.candidates = NodeList(ok)
+        self.rejected = {k: v for k, v in sorted(rejected.items(), key=lambda kv: pos[kv[1][0]] if kv[1] else 0) if v}
 
     def after(self, nodes: NodeUse, start: int, count: int) -> tuple[list[str], int]:
         """(up to ``count`` candidate nodes from ``order[start]`` on, the index to go on from)."""
@@ -146,11 +219,7 @@ class Filtered:
         return ok, i
 
 
-def filter_reasons(pf: PodFilter, nodes: NodeUse) -> dict[str, Reason | None]:
-    """Per node, in name order, the first node filter that keeps the pod off it given ``nodes``'
-    use (None: none does): the answers ``place`` keeps per pod shape, so asking again is cheap."""
-    f = Filtered(pf, nodes, bool(pf.node_name))
-    return {n: f.reason(n, nodes) for n in f.static}
+_ABSENT: Any = object()
 
 
 def clear_caches() -> None:

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.allocator.candidate import allocation_of
-from webhook.allocator.classes import ClassMemo
 from webhook.allocator.engine import CUT_SHORT, ERROR, Allocation, Call, allocate, allocated_claim_fits, fold_results
 from webhook.allocator.frame import Limits
+from webhook.allocator.heldclasses import ClassMemo
 from webhook.allocator.model import AllocatedState, Model
 from webhook.allocator.reasons import Code, Reason, note, tally
 from webhook.gates import FeatureGates, Gate
@@ -104,7 +104,7 @@ class _Run:
         self.held: AllocatedState = model.allocated
         """Every device in use: the state's, then those of allocated input claims and placed pods."""
         self.memo = ClassMemo()
-        """Node classes under ``held``, kept from pod to pod (``allocator.classes``)."""
+        """Node classes under ``held``, kept from pod to pod (``allocator.heldclasses``)."""
         self.folded: dict[str, dict[str, Any]] = {}
         """Allocated claims from the input files whose devices ``held`` holds already."""
         self.committed: list[list[Any]] = []
@@ -283,11 +283,11 @@ def _hold_allocated(run: _Run, uses: list[ClaimUse], raws: list[dict[str, Any]])
         held = run.held.copy()
         held.add_results(results, run.model.gates)
         run.held = held
-        run.memo.touch(_pools_of(results))
+        run.memo.touch(_keys_of(results), held)
 
 
 def _unavailable_unreserved(run: _Run, uses: list[ClaimUse], raws: list[dict[str, Any]],
-                            candidates: list[str]) -> tuple[ClaimUse, dict[str, Any]] | None:
+                            candidates: Sequence[str]) -> tuple[ClaimUse, dict[str, Any]] | None:
     """The first claim of the pod the scheduler would deallocate after the pod failed: allocated,
     reserved for no pod, and unusable on some candidate node (its allocation's node selector
     does not match the node, which the DRA plugin notes on every node it filters)."""
@@ -314,7 +314,7 @@ def _deallocate(run: _Run, use: ClaimUse, raw: dict[str, Any]) -> None:
         for got in results:
             fold_results(held, got, run.model.gates)
     run.held = held
-    run.memo.touch(_pools_of(allocation_results(raw)))
+    run.memo.touch(_keys_of(allocation_results(raw)), held)
 
 
 def deallocated(claim: dict[str, Any]) -> dict[str, Any]:
@@ -324,12 +324,14 @@ def deallocated(claim: dict[str, Any]) -> dict[str, Any]:
     return {**claim, "status": {k: v for k, v in status.items() if k not in ("allocation", "reservedFor", "devices")}}
 
 
-def _pools_of(results: list[Any]) -> Iterator[tuple[str, str]]:
-    """(driver, pool) of each raw allocation result: the pools whose use it changes."""
-    return ((str(as_dict(r).get("driver")), str(as_dict(r).get("pool"))) for r in results)
+def _keys_of(results: list[Any]) -> Iterator[tuple[str, str, str]]:
+    """(driver, pool, device) of each raw allocation result: the devices whose use it changes."""
+    return ((str(as_dict(r).get("driver")), str(as_dict(r).get("pool")), str(as_dict(r).get("device")))
+            for r in results)
 
 
-def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: list[str], first_fit: bool = False) -> Allocation:
+def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: Sequence[str],
+              first_fit: bool = False) -> Allocation:
     if not candidates:
         return Allocation()
     if not raws:
@@ -384,7 +386,7 @@ def _commit(run: _Run, out: Allocation, uses: list[ClaimUse], pf: PodFilter) -> 
         for got in out.results:
             fold_results(held, got, run.model.gates)
         run.held = held
-        run.memo.touch({(r.device.driver, r.device.pool) for got in out.results for r in got})
+        run.memo.touch({r.device.dkey for got in out.results for r in got}, held)
     pending = iter(out.results)
     for u in uses:
         if u.shared:

@@ -1,0 +1,126 @@
+"""The devices a search took on one node, taken again on another node of its class.
+
+Pure. Two nodes of one class (``classes.py``), each under what is in use on it, hold the same
+devices under the same names at the same places in their pools, and the search cannot tell
+them apart: for claims of the same content it takes the devices of the same names at the same
+places, in the same steps. So ``engine.allocate``, when it places the replicas of a workload
+(calls that share a ``heldclasses.ClassMemo``), keeps per model and per content of the pending
+claims (``content_key``: their namespaces and specs, and the mode) the answer of each class
+whose search fit (``remember``), and gives it, moved to the node at hand, to the next node of
+that class that is to be the answer (``recall``) instead of searching it. Each view of a node
+(fresh, or filled as another node was) is then searched once per snapshot, whichever request
+or replica gets there first.
+
+Not kept: an answer with a capacity share (each share gets a new id), and any answer when the
+claims' selectors can read an identifying attribute (no classes then). An answer is reused
+only within the step budget left, as the search it stands for would be.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from webhook.allocator.frame import DeviceResult
+from webhook.allocator.model import Device, Model, NodeInfo
+from webhook.allocator.pools import pools_for
+from webhook.raw import as_dict
+
+ANSWERS_MAX = 64
+"""Claim contents a model keeps answers for at most (the store is emptied past it)."""
+
+Taken = tuple[tuple[tuple[int, str, str, bool], ...], ...]
+"""Per claim, per device taken: (its pool's place among the node's pools, its name, the request, admin)."""
+Answer = tuple[Taken, int, bool]
+"""(the devices taken, the search's steps, whether it took each claim's first fit in order)."""
+
+
+def content_key(claims: list[Any], mode: str) -> tuple[Any, ...]:
+    """What the search reads of ``claims`` (parsed: ``claims.Claim``) besides their names."""
+    return (mode, tuple((c.namespace, json.dumps(as_dict(c.raw.get("spec")), sort_keys=True, default=repr))
+                        for c in claims))
+
+
+def _store(run: Any) -> dict[int, Answer] | None:
+    """The answers for ``run``'s claims (None: not kept for this call). ``run`` is the call's
+    ``engine._Run`` (not imported: engine imports this module)."""
+    classes = run.classes
+    memo = classes.memo if classes is not None else None
+    if classes is None or memo is None or run.fixed or not classes.transfers():
+        return None
+    if memo.answers is None:
+        store: dict[Any, dict[int, Answer]] = run.model.class_data.setdefault("answers", {})
+        key = content_key(run.claims, run.call.mode)
+        got = store.get(key)
+        if got is None:
+            if len(store) >= ANSWERS_MAX:
+                store.clear()
+            got = store[key] = {}
+        memo.answers = got
+    return memo.answers  # type: ignore[no-any-return]
+
+
+def recall(run: Any, node: NodeInfo, budget: int) -> tuple[list[list[DeviceResult]], int, bool] | None:
+    """(results per claim, steps, in order) of an earlier search of ``node``'s class, moved to
+    ``node``, when there is one within ``budget`` steps."""
+    store = _store(run)
+    if not store or run.classes is None:
+        return None
+    cls = run.classes.class_of(node.name)
+    hit = store.get(cls) if cls is not None else None
+    if hit is None or hit[1] > budget:
+        return None
+    taken, steps, in_order = hit
+    pools = pools_for(run.model, node)
+    results: list[list[DeviceResult]] = []
+    for claim in taken:
+        got = []
+        for place, name, request, admin in claim:
+            dev = _device(pools, place, name)
+            if dev is None:
+                return None
+            got.append(DeviceResult(request, dev, admin, None, None))
+        results.append(got)
+    return results, steps, in_order
+
+
+def _device(pools: list[Any], place: int, name: str) -> Device | None:
+    if place >= len(pools):
+        return None
+    p = pools[place]
+    for d in p.candidates:
+        if d.name == name:
+            return d  # type: ignore[no-any-return]
+    for sl in p.not_targeting:
+        for d in sl.devices:
+            if d.name == name:
+                return d  # type: ignore[no-any-return]
+    return None
+
+
+def remember(run: Any, node: NodeInfo, results: list[list[DeviceResult]], steps: int, in_order: bool) -> None:
+    """Keep the answer a search of ``node`` found, for the nodes of its class."""
+    if any(r.share_id is not None or r.consumed is not None for got in results for r in got):
+        return
+    store = _store(run)
+    if store is None or run.classes is None:
+        return
+    cls = run.classes.class_of(node.name)
+    if cls is None:
+        return
+    place = {(p.driver, p.name): i for i, p in enumerate(pools_for(run.model, node))}
+    taken = []
+    for got in results:
+        claim = []
+        for r in got:
+            i = place.get((r.device.slice.driver, r.device.slice.pool))
+            if i is None:
+                return
+            claim.append((i, r.device.name, r.request, r.admin))
+        taken.append(tuple(claim))
+    store[cls] = (tuple(taken), steps, in_order)
+
+
+def forget(model: Model) -> None:
+    """Drop every kept answer of ``model`` (tests that compare with and without them)."""
+    model.class_data.pop("answers", None)
