@@ -295,14 +295,8 @@ def _try_node(out: Allocation, run: _Run, name: str) -> bool:
     seen = run.classes.lookup(name) if run.classes is not None else None
     if seen is not None and seen[0] is FITS and not out.feasible:
         seen = None  # the node that gives the answer is searched: its devices are the answer
-    if seen is None and not out.feasible:
-        again = recall(run, n, run.call.limits.max_steps - out.steps)  # unless its class's answer is kept
-        if again is not None:
-            results, steps, in_order = again
-            out.steps += steps
-            run.classes.record(name, FITS, steps)  # type: ignore[union-attr]
-            _answer(out, name, results, in_order)
-            return False
+    if seen is None and not out.feasible and _recalled(out, run, n, name):
+        return False
     if seen is not None and out.steps + seen[1] <= run.call.limits.max_steps:
         out.steps += seen[1]
         if seen[0] is not FITS and not out.feasible:
@@ -339,6 +333,18 @@ def _try_node(out: Allocation, run: _Run, name: str) -> bool:
     if not out.feasible:  # a feasible answer lists no reasons: only a fatal error changes it now
         out.add_nodes(why, [name])
     return False
+
+
+def _recalled(out: Allocation, run: _Run, n: NodeInfo, name: str) -> bool:
+    """True when the answer kept for ``n``'s class was taken for it, without a search."""
+    again = recall(run, n, run.call.limits.max_steps - out.steps)
+    if again is None:
+        return False
+    results, steps, in_order = again
+    out.steps += steps
+    run.classes.record(name, FITS, steps)  # type: ignore[union-attr]
+    _answer(out, name, results, in_order)
+    return True
 
 
 def _answer(out: Allocation, name: str, results: list[list[DeviceResult]], in_order: bool) -> None:
