@@ -91,8 +91,10 @@ def _inherit(model: Model) -> None:
                     j, model.class_data["ends"], held = split
                     if held and was is not None:
                         model.class_data["ends_if"] = (j, was, held)
-            if "names" in prev:
+            if "names" in prev:  # the same list: its name -> position index holds too (``runs``)
                 model.class_data["names"] = prev["names"]
+                if "index" in prev:
+                    model.class_data["index"] = prev["index"]
         del model.class_data["from"]
 
 

@@ -57,6 +57,8 @@ class Runs:
         """The runs of ``names`` when they can be kept (the model's list or a ``NodeList``), else None."""
         model = classes.model
         if names is node_names(model):
+            if not classes.dirty:  # no cuts: the name -> position index is not needed
+                return cls(model, None, [])
             ends, index = None, _model_index(model)
         elif isinstance(names, NodeList):
             ends, index = _list_entry(model, names)
