@@ -391,17 +391,14 @@ class LiveState:
         worst: float | None = None
         for kind, st in self._status.items():
             age = st.sync_age(now)
-            stale = bool(st.synced and st.served is not False and age is not None
-                         and age > self.stale_after_seconds)
+            stale = self._is_stale(st, age)
             if stale:
                 stale_kinds.append(kind)
             if st.served is not False and age is not None:
                 worst = age if worst is None else max(worst, age)
             kinds[kind] = {"synced": st.synced, "served": st.served, "stale": stale,
                            "last_sync_age_seconds": None if age is None else round(age, 3)}
-        message = None
-        if stale_kinds and worst is not None:
-            message = f"state is stale (last sync {worst:.0f} s ago)"
+        message = _stale_note(worst) if stale_kinds else None
         return {"ready": self.ready(), "stale": bool(stale_kinds), "stale_kinds": stale_kinds,
                 "last_sync_age_seconds": None if worst is None else round(worst, 3),
                 "stale_after_seconds": self.stale_after_seconds, "message": message, "kinds": kinds}
@@ -409,20 +406,19 @@ class LiveState:
     def stale_message(self) -> str | None:
         """``health()["message"]`` without building the report: read once per review (a review of
         a small object costs a few tens of µs, and the report ~7 µs)."""
-        oldest: float | None = None  # the earliest last contact of a served kind
-        stale_before = time.monotonic() - self.stale_after_seconds
+        now = time.monotonic()
+        worst: float | None = None
         stale = False
         for st in self._status.values():
-            contact = st.last_contact
-            if contact is None or st.served is False:
-                continue
-            if oldest is None or contact < oldest:
-                oldest = contact
-            if contact < stale_before and st.synced:
-                stale = True
-        if not stale or oldest is None:
-            return None
-        return f"state is stale (last sync {max(0.0, time.monotonic() - oldest):.0f} s ago)"
+            age = st.sync_age(now)
+            stale = stale or self._is_stale(st, age)
+            if st.served is not False and age is not None:
+                worst = age if worst is None else max(worst, age)
+        return _stale_note(worst) if stale else None
+
+    def _is_stale(self, st: KindStatus, age: float | None) -> bool:
+        """A synced kind the apiserver serves, last known current over ``stale_after_seconds`` ago."""
+        return bool(st.synced and st.served is not False and age is not None and age > self.stale_after_seconds)
 
     def describe(self) -> dict[str, Any]:
         now = time.monotonic()
@@ -447,3 +443,8 @@ class LiveState:
                 "stale_after_seconds": self.stale_after_seconds,
                 "watch_timeout_seconds": self._opts.watch_timeout_seconds,
                 "version": snap.version, "objects": snap.count(), "kinds": kinds}
+
+
+def _stale_note(worst: float | None) -> str | None:
+    """The one-line staleness note of feasibility warnings (``worst``: the oldest sync's age)."""
+    return None if worst is None else f"state is stale (last sync {worst:.0f} s ago)"
