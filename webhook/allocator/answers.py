@@ -37,8 +37,25 @@ Answer = tuple[Taken, int, bool]
 
 def content_key(claims: list[Any], mode: str) -> tuple[Any, ...]:
     """What the search reads of ``claims`` (parsed: ``claims.Claim``) besides their names."""
-    return (mode, tuple((c.namespace, json.dumps(as_dict(c.raw.get("spec")), sort_keys=True, default=repr))
-                        for c in claims))
+    return (mode, tuple((c.namespace, _spec_key(as_dict(c.raw.get("spec")))) for c in claims))
+
+
+_SPECS: dict[int, tuple[dict[str, Any], str]] = {}
+SPECS_MAX = 256
+"""Claim specs whose key ``_spec_key`` keeps (the claims made from one template share its spec)."""
+
+
+def _spec_key(spec: dict[str, Any]) -> str:
+    """``spec`` as sorted JSON, kept per spec object: the claims of a template's replicas hold the
+    template's own spec, so it is written once per template, not once per replica. The entry
+    holds the spec, so its id names no other object while it is kept; specs are never changed
+    in place (the claims are read, never written)."""
+    hit = _SPECS.get(id(spec))
+    if hit is None or hit[0] is not spec:
+        if len(_SPECS) >= SPECS_MAX:
+            _SPECS.clear()
+        hit = _SPECS[id(spec)] = (spec, json.dumps(spec, sort_keys=True, default=repr))
+    return hit[1]
 
 
 def _store(run: Any) -> dict[int, Answer] | None:
@@ -70,8 +87,14 @@ def recall(run: Any, node: NodeInfo, budget: int) -> tuple[list[list[DeviceResul
     hit = store.get(cls) if cls is not None else None
     if hit is None or hit[1] > budget:
         return None
+    return moved(run.model, node, hit)
+
+
+def moved(model: Model, node: NodeInfo, hit: Answer) -> tuple[list[list[DeviceResult]], int, bool] | None:
+    """A kept answer taken on ``node`` (of the class it was kept for): (results per claim, steps,
+    in order); None when a device is not found there."""
     taken, steps, in_order = hit
-    pools = pools_for(run.model, node)
+    pools = pools_for(model, node)
     results: list[list[DeviceResult]] = []
     for claim in taken:
         got = []

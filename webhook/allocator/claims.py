@@ -259,6 +259,29 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
                  raw)
 
 
+def renamed(claim: Claim, raw: dict[str, Any]) -> Claim:
+    """``claim`` (parsed) as ``parse_claim(raw)`` would parse it, for a ``raw`` that differs from
+    ``claim.raw`` in its name only (claims made from one template for two pods): requests and
+    constraints are the same objects but for the claim's label, which request selectors carry
+    for their error messages."""
+    label = claim_label(raw)
+    meta = as_dict(raw.get("metadata"))
+    reqs = tuple(Request(r.name, _relabeled(r.leaf, label) if r.leaf is not None else None,
+                         tuple(_relabeled(s, label) for s in r.subrequests)) for r in claim.requests)
+    return Claim(label, interned_str(meta.get("namespace")), interned_str(meta.get("name")), reqs,
+                 claim.constraints, raw)
+
+
+def _relabeled(leaf: Leaf, label: str) -> Leaf:
+    if not leaf.selectors:
+        return leaf  # nothing of it names the claim
+    out = Leaf()
+    for slot in Leaf.__slots__:
+        setattr(out, slot, getattr(leaf, slot))
+    out.selectors = tuple(Selector(s.expr, s.compiled, s.cls, s.index, label, s.request) for s in leaf.selectors)
+    return out
+
+
 def too_many_devices(label: str, total: int) -> AllocError:
     """§6.1: a claim asking for more than 32 devices."""
     return AllocError(fatal(f"number of requested devices {total} exceeds the claim limit of "
