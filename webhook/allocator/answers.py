@@ -11,6 +11,10 @@ that class that is to be the answer (``recall``) instead of searching it. Each v
 (fresh, or filled as another node was) is then searched once per snapshot, whichever request
 or replica gets there first.
 
+The failures of classes (``heldclasses.ClassMemo.fails``: reasons, steps, the claims they name)
+are kept beside the answers, per model and content, in the same way: a view that failed for
+these claims fails again, in the same steps, whichever pod asks (renamed to its claims).
+
 Not kept: an answer with a capacity share (each share gets a new id), and any answer when the
 claims' selectors can read an identifying attribute (no classes then). An answer is reused
 only within the step budget left, as the search it stands for would be.
@@ -66,14 +70,17 @@ def _store(run: Any) -> dict[int, Answer] | None:
     if classes is None or memo is None or run.fixed or not classes.transfers():
         return None
     if memo.answers is None:
-        store: dict[Any, dict[int, Answer]] = run.model.class_data.setdefault("answers", {})
+        store: dict[Any, tuple[dict[int, Answer], dict[int, Any]]] = run.model.class_data.setdefault("answers", {})
         key = content_key(run.claims, run.call.mode)
         got = store.get(key)
         if got is None:
             if len(store) >= ANSWERS_MAX:
                 store.clear()
-            got = store[key] = {}
-        memo.answers = got
+            got = store[key] = ({}, {})
+        memo.answers, fails = got
+        if memo.fails is not fails:  # the failures of these claims' classes: kept alike
+            fails.update(memo.fails)
+            memo.fails = fails
     return memo.answers  # type: ignore[no-any-return]
 
 
@@ -95,11 +102,19 @@ def moved(model: Model, node: NodeInfo, hit: Answer) -> tuple[list[list[DeviceRe
     in order); None when a device is not found there."""
     taken, steps, in_order = hit
     pools = pools_for(model, node)
+    named: dict[tuple[str, int], dict[str, Device]] = model.class_data.setdefault("named", {})
     results: list[list[DeviceResult]] = []
     for claim in taken:
         got = []
         for place, name, request, admin in claim:
-            dev = _device(pools, place, name)
+            if place >= len(pools):
+                return None
+            devices = named.get((node.name, place))
+            if devices is None:
+                if len(named) >= NAMED_MAX:
+                    named.clear()
+                devices = named[(node.name, place)] = _by_name(pools[place])
+            dev = devices.get(name)
             if dev is None:
                 return None
             got.append(DeviceResult(request, dev, admin, None, None))
@@ -107,18 +122,20 @@ def moved(model: Model, node: NodeInfo, hit: Answer) -> tuple[list[list[DeviceRe
     return results, steps, in_order
 
 
-def _device(pools: list[Any], place: int, name: str) -> Device | None:
-    if place >= len(pools):
-        return None
-    p = pools[place]
+NAMED_MAX = 8192
+"""Pools of nodes whose devices ``moved`` keeps by name, per model, at most."""
+
+
+def _by_name(p: Any) -> dict[str, Device]:
+    """The devices of pool ``p`` (a ``pools.Pool``) by name: its candidates first, then those of
+    its slices that do not target the node (the first of a name wins, as a search finds it)."""
+    out: dict[str, Device] = {}
     for d in p.candidates:
-        if d.name == name:
-            return d  # type: ignore[no-any-return]
+        out.setdefault(d.name, d)
     for sl in p.not_targeting:
         for d in sl.devices:
-            if d.name == name:
-                return d  # type: ignore[no-any-return]
-    return None
+            out.setdefault(d.name, d)
+    return out
 
 
 def remember(run: Any, node: NodeInfo, results: list[list[DeviceResult]], steps: int, in_order: bool) -> None:

@@ -264,20 +264,30 @@ def renamed(claim: Claim, raw: dict[str, Any]) -> Claim:
     ``claim.raw`` in its name only (claims made from one template for two pods): requests and
     constraints are the same objects but for the claim's label, which request selectors carry
     for their error messages."""
-    label = claim_label(raw)
-    meta = as_dict(raw.get("metadata"))
-    reqs = tuple(Request(r.name, _relabeled(r.leaf, label) if r.leaf is not None else None,
-                         tuple(_relabeled(s, label) for s in r.subrequests)) for r in claim.requests)
-    return Claim(label, interned_str(meta.get("namespace")), interned_str(meta.get("name")), reqs,
-                 claim.constraints, raw)
+    meta = raw["metadata"]
+    ns, name = interned_str(meta.get("namespace")), interned_str(meta.get("name"))
+    label = f"{ns or 'default'}/{name}"  # ``claim_label``: a made claim has a name
+    reqs = tuple(r if not _labeled(r) else
+                 Request(r.name, _relabeled(r.leaf, label) if r.leaf is not None else None,
+                         tuple(_relabeled(s, label) for s in r.subrequests))
+                 for r in claim.requests)
+    return Claim(label, ns, name, reqs, claim.constraints, raw)
+
+
+def _labeled(r: Request) -> bool:
+    """Whether some leaf of ``r`` names its claim (a request selector does, for its errors)."""
+    return bool(r.leaf.selectors) if r.leaf is not None else any(s.selectors for s in r.subrequests)
 
 
 def _relabeled(leaf: Leaf, label: str) -> Leaf:
+    """``leaf`` with its selectors naming claim ``label`` (the same leaf when none does); every
+    slot copied (``tests/allocator/test_claims_renamed.py`` checks the list)."""
     if not leaf.selectors:
-        return leaf  # nothing of it names the claim
-    out = Leaf()
-    for slot in Leaf.__slots__:
-        setattr(out, slot, getattr(leaf, slot))
+        return leaf
+    out = Leaf.__new__(Leaf)
+    out.name, out.parent, out.cls, out.class_selectors = leaf.name, leaf.parent, leaf.cls, leaf.class_selectors
+    out.mode, out.count, out.admin, out.tolerations = leaf.mode, leaf.count, leaf.admin, leaf.tolerations
+    out.capacity, out.sel_id, out.cap_id, out.derived = leaf.capacity, leaf.sel_id, leaf.cap_id, leaf.derived
     out.selectors = tuple(Selector(s.expr, s.compiled, s.cls, s.index, label, s.request) for s in leaf.selectors)
     return out
 

@@ -203,8 +203,7 @@ def _follow(run: _Run, pod: dict[str, Any], filtered: Filtered, reps: Replicas) 
     if reps.prev is None:
         return None
     uses = reps.uses(pod)
-    claims = reps.claims(uses)
-    out = reps.follow(uses, claims, run, filtered, SWEEP_CHUNK) if claims is not None else None
+    out = reps.follow(uses, reps.parse(uses), run, filtered, SWEEP_CHUNK)
     if out is None:
         return None
     _commit(run, out, uses, filtered.pf)

@@ -92,12 +92,16 @@ class Replicas:
         return out
 
     def claims(self, uses: Sequence[ClaimUse]) -> list[Claim] | None:
-        """The parse of ``uses``' claims, when they are made as the first replica's were (same
-        entries, same template specs); None: parse them."""
+        """The parse of ``uses``' claims (``pod_claims``'), when they are made as the first
+        replica's were (same entries, same template specs); None: parse them."""
         if not self.usable or len(uses) != len(self.made) or any(
                 u.entry != e or u.shared or as_dict(u.claim).get("spec") is not c.get("spec")
                 for u, (e, c) in zip(uses, self.made, strict=True)):
             return None
+        return self.parse(uses)
+
+    def parse(self, uses: Sequence[ClaimUse]) -> list[Claim]:
+        """The parse of the claims ``uses`` made (``uses``), renamed from the first replica's."""
         return [renamed(c, u.claim) for c, u in zip(self.parsed, uses, strict=True)]
 
     def follow(self, uses: Sequence[ClaimUse], claims: list[Claim], run: Any, filtered: Any,
@@ -160,16 +164,14 @@ def _next_class(model: Model, prev: Allocation, claims: list[Claim], run: Any) -
     class then and the devices taken (by pool place and name), kept per model; None when one
     of those pools is another node's too (then other views change: no shortcut)."""
     assert prev.node is not None
-    node = model.node(prev.node)
-    pools = {(p.driver, p.name): i for i, p in enumerate(pools_for(model, node))}
-    owners = nodes_of_pools(model)
+    places = _local_pools(model, prev.node)
     taken = []
     for got in prev.results:
         for r in got:
-            pool = (r.device.slice.driver, r.device.slice.pool)
-            if owners.get(pool) != [prev.node] or pool not in pools:
+            i = places.get((r.device.slice.driver, r.device.slice.pool))
+            if i is None:
                 return None
-            taken.append((pools[pool], r.device.name, r.admin))
+            taken.append((i, r.device.name, r.admin))
     moves: dict[tuple[Any, ...], int | None] = model.class_data.setdefault("replica-moves", {})
     key = (prev.node_class, tuple(taken))
     if key not in moves:
@@ -177,6 +179,20 @@ def _next_class(model: Model, prev: Allocation, claims: list[Claim], run: Any) -
             moves.clear()
         moves[key] = Failures(model, claims, run.held, run.memo).class_of(prev.node)
     return moves[key]
+
+
+def _local_pools(model: Model, name: str) -> dict[tuple[str, str], int]:
+    """The pools (driver, pool) of node ``name`` that no other node sees, each with its place
+    among the node's pools; kept per model."""
+    kept: dict[str, dict[tuple[str, str], int]] = model.class_data.setdefault("local-pools", {})
+    got = kept.get(name)
+    if got is None:
+        owners = nodes_of_pools(model)
+        if len(kept) >= MOVES_MAX:
+            kept.clear()
+        got = kept[name] = {(p.driver, p.name): i for i, p in enumerate(pools_for(model, model.node(name)))
+                            if owners.get((p.driver, p.name)) == [name]}
+    return got
 
 
 def _renamed(entries: list[Reason | NodeReasons], names: dict[str, str]) -> list[Reason | NodeReasons]:
