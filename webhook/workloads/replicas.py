@@ -134,8 +134,8 @@ class Replicas:
         out.steps = base + found[1]
         memo.fits[cls] = found[1]  # as the search of ``n``'s class records it
         if self.sweep:
-            chunk, _ = filtered.after(run.nodes, filtered.index[n], chunk)
-            out.nodes_tried, out.unchecked = 1, len(chunk) - 1
+            swept, _ = filtered.after(run.nodes, filtered.index[n], chunk)
+            out.nodes_tried, out.unchecked = 1, len(swept) - 1
         else:
             out.nodes_tried = prev.nodes_tried
             out.entries = _renamed(prev.entries, dict(zip(prev.labels, out.labels, strict=True)))
