@@ -408,7 +408,8 @@ def _commit(run: _Run, out: Allocation, uses: list[ClaimUse], pf: PodFilter) -> 
     run.nodes.add(out.node, dict(pf.requests))
     if out.results:
         run.committed.append(out.results)
-        held = run.held.copy()
+        # The run's own state changes in place (no call keeps it past its end); the model's is copied.
+        held = run.held.copy() if run.held is run.model.allocated else run.held
         for got in out.results:
             fold_results(held, got, run.model.gates)
         run.held = held

@@ -67,6 +67,11 @@ class Replicas:
         """The claims key of the ``ClassMemo`` the answers were found under."""
         self.prev: Allocation | None = None
         """The answer of the last replica placed, when the next one may follow it."""
+        self.followed: Allocation | None = None
+        """The last answer this path gave."""
+        self.window = 0
+        """Swept: the size of the last followed replica's chunk (its node's use aside, the
+        nodes of the next one's are the same, with the same verdicts)."""
 
     def learn(self, pod: dict[str, Any], uses: Sequence[ClaimUse], out: Allocation, memo_key: Any) -> None:
         """A replica was placed with ``uses`` and the answer ``out`` (``memo_key``: the memo's
@@ -78,6 +83,8 @@ class Replicas:
                 self.parsed = list(out.claims)
                 self.key = memo_key
         # Swept, a replica's answer leaves the rest of its chunk unchecked: the next starts anew.
+        if out is not self.followed:
+            self.window = 0
         ok = self.usable and out.kind == OK and out.node_class is not None and (self.sweep or not out.unchecked)
         self.prev = out if ok and memo_key == self.key and not _shares(out.results) else None
 
@@ -134,11 +141,13 @@ class Replicas:
         out.steps = base + found[1]
         memo.fits[cls] = found[1]  # as the search of ``n``'s class records it
         if self.sweep:
-            swept, _ = filtered.after(run.nodes, filtered.index[n], chunk)
-            out.nodes_tried, out.unchecked = 1, len(swept) - 1
+            if not self.window:
+                self.window = len(filtered.after(run.nodes, filtered.index[n], chunk)[0])
+            out.nodes_tried, out.unchecked = 1, self.window - 1
         else:
             out.nodes_tried = prev.nodes_tried
             out.entries = _renamed(prev.entries, dict(zip(prev.labels, out.labels, strict=True)))
+        self.followed = out
         return out
 
 
