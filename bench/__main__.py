@@ -27,6 +27,7 @@ BENCHES = {
     "B7": "bench.b7_serving",
     "B8": "bench.b8_apiserver",
     "B9": "bench.b9_publish",
+    "B10": "bench.b10_scheduler",
 }
 DEFAULT_OUT = Path(__file__).resolve().parent / "results.md"
 BASELINE = Path(__file__).resolve().parent / "baseline.md"

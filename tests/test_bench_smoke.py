@@ -26,7 +26,7 @@ def test_quick_suite_runs_and_writes_the_table(tmp_path: Path) -> None:
     text = out.read_text()
     assert text.strip() == proc.stdout.strip()
     assert "| bench | case | value | floor | ratio | target | met | context |" in text
-    for bench in ("B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9"):
+    for bench in ("B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10"):
         assert f"| {bench} |" in text, f"no {bench} row"
     assert "benchmark crashed" not in text
 
