@@ -196,3 +196,17 @@ def test_each_replica_names_its_own_claims_in_its_reasons() -> None:
 
 def teardown_module() -> None:
     nodeuse.clear_caches()
+
+
+@pytest.mark.parametrize("case", ["one-device-claim", "two-devices-cpu-runs-out", "node-pools-run-out", "counters"])
+def test_a_warm_placement_searches_no_node_and_answers_alike(monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    """The second placement on one snapshot takes every view's outcome from the first: fits from
+    the kept answers, and the failures of the nodes that filled up (kept per model and content
+    beside them), with the same answers."""
+    from tests.allocator.builders import searched_nodes
+    state, obj, _ = CASES[case]
+    snap = ClusterSnapshot.from_objects(state)
+    first = answers(placed(state, obj, snap, sweep=False))
+    searched = searched_nodes(monkeypatch)
+    assert answers(placed(state, obj, snap, sweep=False)) == first
+    assert searched == []
