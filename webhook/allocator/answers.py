@@ -11,6 +11,10 @@ that class that is to be the answer (``recall``) instead of searching it. Each v
 (fresh, or filled as another node was) is then searched once per snapshot, whichever request
 or replica gets there first.
 
+The failures of classes (``heldclasses.ClassMemo.fails``: reasons, steps, the claims they name)
+are kept beside the answers, per model and content, in the same way: a view that failed for
+these claims fails again, in the same steps, whichever pod asks (renamed to its claims).
+
 Not kept: an answer with a capacity share (each share gets a new id), and any answer when the
 claims' selectors can read an identifying attribute (no classes then). An answer is reused
 only within the step budget left, as the search it stands for would be.
@@ -37,8 +41,25 @@ Answer = tuple[Taken, int, bool]
 
 def content_key(claims: list[Any], mode: str) -> tuple[Any, ...]:
     """What the search reads of ``claims`` (parsed: ``claims.Claim``) besides their names."""
-    return (mode, tuple((c.namespace, json.dumps(as_dict(c.raw.get("spec")), sort_keys=True, default=repr))
-                        for c in claims))
+    return (mode, tuple((c.namespace, _spec_key(as_dict(c.raw.get("spec")))) for c in claims))
+
+
+_SPECS: dict[int, tuple[dict[str, Any], str]] = {}
+SPECS_MAX = 256
+"""Claim specs whose key ``_spec_key`` keeps (the claims made from one template share its spec)."""
+
+
+def _spec_key(spec: dict[str, Any]) -> str:
+    """``spec`` as sorted JSON, kept per spec object: the claims of a template's replicas hold the
+    template's own spec, so it is written once per template, not once per replica. The entry
+    holds the spec, so its id names no other object while it is kept; specs are never changed
+    in place (the claims are read, never written)."""
+    hit = _SPECS.get(id(spec))
+    if hit is None or hit[0] is not spec:
+        if len(_SPECS) >= SPECS_MAX:
+            _SPECS.clear()
+        hit = _SPECS[id(spec)] = (spec, json.dumps(spec, sort_keys=True, default=repr))
+    return hit[1]
 
 
 def _store(run: Any) -> dict[int, Answer] | None:
@@ -49,14 +70,17 @@ def _store(run: Any) -> dict[int, Answer] | None:
     if classes is None or memo is None or run.fixed or not classes.transfers():
         return None
     if memo.answers is None:
-        store: dict[Any, dict[int, Answer]] = run.model.class_data.setdefault("answers", {})
+        store: dict[Any, tuple[dict[int, Answer], dict[int, Any]]] = run.model.class_data.setdefault("answers", {})
         key = content_key(run.claims, run.call.mode)
         got = store.get(key)
         if got is None:
             if len(store) >= ANSWERS_MAX:
                 store.clear()
-            got = store[key] = {}
-        memo.answers = got
+            got = store[key] = ({}, {})
+        memo.answers, fails = got
+        if memo.fails is not fails:  # the failures of these claims' classes: kept alike
+            fails.update(memo.fails)
+            memo.fails = fails
     return memo.answers  # type: ignore[no-any-return]
 
 
@@ -70,13 +94,27 @@ def recall(run: Any, node: NodeInfo, budget: int) -> tuple[list[list[DeviceResul
     hit = store.get(cls) if cls is not None else None
     if hit is None or hit[1] > budget:
         return None
+    return moved(run.model, node, hit)
+
+
+def moved(model: Model, node: NodeInfo, hit: Answer) -> tuple[list[list[DeviceResult]], int, bool] | None:
+    """A kept answer taken on ``node`` (of the class it was kept for): (results per claim, steps,
+    in order); None when a device is not found there."""
     taken, steps, in_order = hit
-    pools = pools_for(run.model, node)
+    pools = pools_for(model, node)
+    named: dict[tuple[str, int], dict[str, Device]] = model.class_data.setdefault("named", {})
     results: list[list[DeviceResult]] = []
     for claim in taken:
         got = []
         for place, name, request, admin in claim:
-            dev = _device(pools, place, name)
+            if place >= len(pools):
+                return None
+            devices = named.get((node.name, place))
+            if devices is None:
+                if len(named) >= NAMED_MAX:
+                    named.clear()
+                devices = named[(node.name, place)] = _by_name(pools[place])
+            dev = devices.get(name)
             if dev is None:
                 return None
             got.append(DeviceResult(request, dev, admin, None, None))
@@ -84,18 +122,20 @@ def recall(run: Any, node: NodeInfo, budget: int) -> tuple[list[list[DeviceResul
     return results, steps, in_order
 
 
-def _device(pools: list[Any], place: int, name: str) -> Device | None:
-    if place >= len(pools):
-        return None
-    p = pools[place]
+NAMED_MAX = 8192
+"""Pools of nodes whose devices ``moved`` keeps by name, per model, at most."""
+
+
+def _by_name(p: Any) -> dict[str, Device]:
+    """The devices of pool ``p`` (a ``pools.Pool``) by name: its candidates first, then those of
+    its slices that do not target the node (the first of a name wins, as a search finds it)."""
+    out: dict[str, Device] = {}
     for d in p.candidates:
-        if d.name == name:
-            return d  # type: ignore[no-any-return]
+        out.setdefault(d.name, d)
     for sl in p.not_targeting:
         for d in sl.devices:
-            if d.name == name:
-                return d  # type: ignore[no-any-return]
-    return None
+            out.setdefault(d.name, d)
+    return out
 
 
 def remember(run: Any, node: NodeInfo, results: list[list[DeviceResult]], steps: int, in_order: bool) -> None:

@@ -259,6 +259,39 @@ def parse_claim(raw: dict[str, Any], model: Model) -> Claim:
                  raw)
 
 
+def renamed(claim: Claim, raw: dict[str, Any]) -> Claim:
+    """``claim`` (parsed) as ``parse_claim(raw)`` would parse it, for a ``raw`` that differs from
+    ``claim.raw`` in its name only (claims made from one template for two pods): requests and
+    constraints are the same objects but for the claim's label, which request selectors carry
+    for their error messages."""
+    meta = raw["metadata"]
+    ns, name = interned_str(meta.get("namespace")), interned_str(meta.get("name"))
+    label = f"{ns or 'default'}/{name}"  # ``claim_label``: a made claim has a name
+    reqs = tuple(r if not _labeled(r) else
+                 Request(r.name, _relabeled(r.leaf, label) if r.leaf is not None else None,
+                         tuple(_relabeled(s, label) for s in r.subrequests))
+                 for r in claim.requests)
+    return Claim(label, ns, name, reqs, claim.constraints, raw)
+
+
+def _labeled(r: Request) -> bool:
+    """Whether some leaf of ``r`` names its claim (a request selector does, for its errors)."""
+    return bool(r.leaf.selectors) if r.leaf is not None else any(s.selectors for s in r.subrequests)
+
+
+def _relabeled(leaf: Leaf, label: str) -> Leaf:
+    """``leaf`` with its selectors naming claim ``label`` (the same leaf when none does); every
+    slot copied (``tests/allocator/test_claims_renamed.py`` checks the list)."""
+    if not leaf.selectors:
+        return leaf
+    out = Leaf.__new__(Leaf)
+    out.name, out.parent, out.cls, out.class_selectors = leaf.name, leaf.parent, leaf.cls, leaf.class_selectors
+    out.mode, out.count, out.admin, out.tolerations = leaf.mode, leaf.count, leaf.admin, leaf.tolerations
+    out.capacity, out.sel_id, out.cap_id, out.derived = leaf.capacity, leaf.sel_id, leaf.cap_id, leaf.derived
+    out.selectors = tuple(Selector(s.expr, s.compiled, s.cls, s.index, label, s.request) for s in leaf.selectors)
+    return out
+
+
 def too_many_devices(label: str, total: int) -> AllocError:
     """§6.1: a claim asking for more than 32 devices."""
     return AllocError(fatal(f"number of requested devices {total} exceeds the claim limit of "

@@ -76,6 +76,10 @@ class Allocation:
         self.unchecked = 0
         """Feasible, but the budget or deadline ran out before these later candidate nodes were
         searched for a fatal error (the scheduler would filter them)."""
+        self.node_steps = 0
+        """Feasible: the steps of the answer node's own search (or of the search it recalled)."""
+        self.node_class: int | None = None
+        """Feasible: the answer node's class under the call's held state (None: none known)."""
 
     @property
     def reasons(self) -> list[Reason]:
@@ -177,6 +181,9 @@ class Call:
     one_shot: bool = False
     """A call no later call builds on (``simulate``): it stops at the first fit when no later node
     can raise a fatal error (``settled.settles``), and a cheaper fit turns node classes off."""
+    parsed: Sequence[Claim] | None = None
+    """The pending claims, parsed already (``claims.renamed`` of a template's parse: a replica's),
+    in the order of the raw claims that carry no allocation."""
 
 
 EVERY_NODE = Call()
@@ -200,7 +207,7 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, call: Call = EVERY_
     for raw in raw_claims:
         (fixed if claim_allocation(raw) else pending).append(raw)
     try:
-        claims = [parse_claim(raw, model) for raw in pending]
+        claims = list(call.parsed) if call.parsed is not None else [parse_claim(raw, model) for raw in pending]
     except AllocError as e:
         out.kind, out.summary = ERROR, e.reason
         out.entries.append(e.reason)
@@ -328,7 +335,7 @@ def _try_node(out: Allocation, run: _Run, name: str) -> bool:
     if ok:
         if not out.feasible:
             remember(run, n, results, steps, in_order)
-            _answer(out, name, results, in_order)
+            _answer(out, run, name, (results, steps, in_order))
         return False
     if not out.feasible:  # a feasible answer lists no reasons: only a fatal error changes it now
         out.add_nodes(why, [name])
@@ -340,18 +347,20 @@ def _recalled(out: Allocation, run: _Run, n: NodeInfo, name: str) -> bool:
     again = recall(run, n, run.call.limits.max_steps - out.steps)
     if again is None:
         return False
-    results, steps, in_order = again
-    out.steps += steps
-    run.classes.record(name, FITS, steps)  # type: ignore[union-attr]
-    _answer(out, name, results, in_order)
+    out.steps += again[1]
+    run.classes.record(name, FITS, again[1])  # type: ignore[union-attr]
+    _answer(out, run, name, again)
     return True
 
 
-def _answer(out: Allocation, name: str, results: list[list[DeviceResult]], in_order: bool) -> None:
-    """Node ``name`` is the answer, with these devices."""
-    out.feasible, out.node, out.results, out.kind = True, name, results, OK
+def _answer(out: Allocation, run: _Run, name: str, found: tuple[list[list[DeviceResult]], int, bool]) -> None:
+    """Node ``name`` is the answer, with the devices, steps and order of ``found`` (a search's)."""
+    out.feasible, out.node, out.kind = True, name, OK
+    out.results, out.node_steps, out.in_order = found
     out.summary = None
-    out.in_order = in_order
+    classes = run.classes  # kept for the replicas of a placement (a memo) only: keying costs
+    if classes is not None and classes.memo is not None and classes.transfers():
+        out.node_class = classes.class_of(name)
 
 
 def _conclude(out: Allocation) -> None:

@@ -51,6 +51,9 @@ def _differ(model: Model, held: AllocatedState, pool: tuple[str, str], names: It
     return tuple(out)
 
 
+FAILS_MAX = 4096
+"""Failed classes ``ClassMemo.fails`` holds at most."""
+
 FITS = None
 """``Failures.lookup``'s ``why`` for a node whose class fits (its search found an allocation)."""
 
@@ -96,7 +99,8 @@ class ClassMemo:
         self.keys: dict[str, tuple[tuple[int, ...], int | None]] = {}
         self.fits: dict[int, int] = {}
         self.fails: dict[int, tuple[list[Reason], int, tuple[str, ...]]] = {}
-        """Class -> (reasons, steps, the labels of the claims they name, in claim order)."""
+        """Class -> (reasons, steps, the labels of the claims they name, in claim order); once
+        the answers are looked up, the failures kept with them (per model and content)."""
         self.claims: Any = None
         self.usable: bool | None = None
         """``transferable`` of the claims ``claims`` describes (their content decides it)."""
@@ -248,4 +252,7 @@ class Failures:
                 if why is FITS:
                     self.memo.fits[cls] = steps
                 else:
-                    self.memo.fails[cls] = (why, steps, tuple(c.label for c in self.claims))
+                    fails = self.memo.fails
+                    if len(fails) >= FAILS_MAX:  # kept per model and content (``answers``): bounded
+                        fails.clear()
+                    fails[cls] = (why, steps, tuple(c.label for c in self.claims))

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.allocator.candidate import allocation_of
+from webhook.allocator.claims import Claim
 from webhook.allocator.engine import CUT_SHORT, ERROR, Allocation, Call, allocate, allocated_claim_fits, fold_results
 from webhook.allocator.frame import Limits
 from webhook.allocator.heldclasses import ClassMemo
@@ -43,6 +44,7 @@ from webhook.workloads.claims import ClaimUse, Lookup, pod_claims
 from webhook.workloads.filters import PodFilter
 from webhook.workloads.kinds import Workload
 from webhook.workloads.nodeuse import Filtered, NodeUse
+from webhook.workloads.replicas import Replicas
 
 REPLICAS_MAX = 2_000
 """Pods placed per call at most; a workload with more replicas gets "at least k" past it."""
@@ -119,6 +121,8 @@ class _Run:
         """Pods placed per gang PodGroup (``namespace/name``)."""
         self.members: dict[str, int] = {}
         """Pods the answer is about per PodGroup (every replica, placed or not)."""
+        self.uses: list[ClaimUse] = []
+        """The claims of the latest pod placed."""
 
 
 def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: FeatureGates, *,
@@ -142,6 +146,7 @@ def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: Fe
     for w in workloads:
         filtered: Filtered | None = None
         start: int | None = None
+        reps = Replicas(model, max_steps, sweep)
         for i in range(w.replicas):
             if len(out.pods) >= REPLICAS_MAX or (out.pods and time.monotonic() > deadline):
                 out.cut = True
@@ -158,13 +163,14 @@ def place(workloads: Sequence[Workload], model: Model, lookup: Lookup, gates: Fe
                 gkey = group_key(pod)
                 if gkey:
                     run.members[gkey] = run.members.get(gkey, 0) + w.replicas
-            got = _place_one(run, pod, filtered, start)
+            got = _follow(run, pod, filtered, reps) or _place_one(run, pod, filtered, start, reps)
             out.pods.append(got)
             out.steps += got.outcome.steps
             if got.node is None:  # the later replicas are the same pod: they cannot fit either
                 out.failed = out.failed or got
                 break
             out.placed += 1
+            reps.learn(pod, run.uses, got.outcome, run.memo.claims)
             out.allocations += got.outcome.allocations()
             if sweep and got.node is not None:
                 start = filtered.index.get(got.node)
@@ -191,7 +197,24 @@ def _group_of(run: _Run, pod: dict[str, Any]) -> tuple[str, dict[str, Any] | Non
     return gkey, group, []
 
 
-def _place_one(run: _Run, pod: dict[str, Any], filtered: Filtered, start: int | None = None) -> PodPlacement:
+def _follow(run: _Run, pod: dict[str, Any], filtered: Filtered, reps: Replicas) -> PodPlacement | None:
+    """The pod placed on the replica path (``replicas``: the last replica's answer followed), or
+    None when that path does not apply to it."""
+    if reps.prev is None:
+        return None
+    uses = reps.uses(pod)
+    out = reps.follow(uses, reps.parse(uses), run, filtered, SWEEP_CHUNK)
+    if out is None:
+        return None
+    _commit(run, out, uses, filtered.pf)
+    run.uses = uses
+    meta = as_dict(pod.get("metadata"))
+    return PodPlacement(f"{meta.get('namespace') or 'default'}/{meta.get('name')}", out.node,
+                        [u.key for u in uses], out)
+
+
+def _place_one(run: _Run, pod: dict[str, Any], filtered: Filtered, start: int | None = None,
+               reps: Replicas | None = None) -> PodPlacement:
     meta = as_dict(pod.get("metadata"))
     label = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
     gkey, group, notes = _group_of(run, pod)
@@ -214,12 +237,13 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: Filtered, start: int | 
     run.memo.same_claims((id(filtered), tuple((u.entry, u.shared, u.key if u.shared else "",
                                                bool(claim_allocation(r)))
                                               for u, r in zip(uses, raws, strict=True))))
-    swept = _swept(run, raws, filtered, start) if start is not None else None
+    parsed = reps.claims(uses) if reps is not None else None  # the template's parse, renamed
+    swept = _swept(run, raws, filtered, start, parsed) if start is not None else None
     if swept is not None:
         out = swept
     else:
         candidates, rejected = filtered.split(run.nodes)
-        out = _allocate(run, raws, candidates)
+        out = _allocate(run, raws, candidates, parsed=parsed)
         if not out.feasible and out.kind not in (ERROR, CUT_SHORT):
             stale = _unavailable_unreserved(run, uses, raws, candidates)
             if stale is not None:  # the scheduler's PostFilter frees it; the pod is tried again
@@ -229,6 +253,7 @@ def _place_one(run: _Run, pod: dict[str, Any], filtered: Filtered, start: int | 
             _add_rejected(out, rejected, len(run.nodes.facts), len(candidates))
             return PodPlacement(label, None, [u.key for u in uses], out, gkey)
     _commit(run, out, uses, filtered.pf)
+    run.uses = uses
     got = PodPlacement(label, out.node, [u.key for u in uses], out, gkey)
     if group is not None and _gang_min(group) > 1:
         run.groups.setdefault(gkey, []).append(got)
@@ -331,14 +356,14 @@ def _keys_of(results: list[Any]) -> Iterator[tuple[str, str, str]]:
 
 
 def _allocate(run: _Run, raws: list[dict[str, Any]], candidates: Sequence[str],
-              first_fit: bool = False) -> Allocation:
+              first_fit: bool = False, parsed: list[Claim] | None = None) -> Allocation:
     if not candidates:
         return Allocation()
     if not raws:
         out = Allocation()
         out.feasible, out.node, out.kind = True, candidates[0], "ok"
         return out
-    return allocate(raws, run.model, Call(nodes=candidates, held=run.held, memo=run.memo,
+    return allocate(raws, run.model, Call(nodes=candidates, held=run.held, memo=run.memo, parsed=parsed,
                                           limits=Limits(run.max_steps, run.deadline), first_fit=first_fit))
 
 
@@ -346,7 +371,8 @@ SWEEP_CHUNK = 32
 """Candidate nodes a swept replica asks the allocator about at a time."""
 
 
-def _swept(run: _Run, raws: list[dict[str, Any]], filtered: Filtered, start: int) -> Allocation | None:
+def _swept(run: _Run, raws: list[dict[str, Any]], filtered: Filtered, start: int,
+           parsed: list[Claim] | None = None) -> Allocation | None:
     """A replica on the first node from ``filtered.order[start]`` on that takes it (``place``'s
     ``sweep``); None when none does, or the allocator failed otherwise: then every node is asked."""
     i = start
@@ -354,7 +380,7 @@ def _swept(run: _Run, raws: list[dict[str, Any]], filtered: Filtered, start: int
         chunk, i = filtered.after(run.nodes, i, SWEEP_CHUNK)
         if not chunk:
             break
-        out = _allocate(run, raws, chunk, first_fit=True)
+        out = _allocate(run, raws, chunk, first_fit=True, parsed=parsed)
         if out.feasible:
             return out
         if out.kind in (ERROR, CUT_SHORT):
@@ -382,7 +408,8 @@ def _commit(run: _Run, out: Allocation, uses: list[ClaimUse], pf: PodFilter) -> 
     run.nodes.add(out.node, dict(pf.requests))
     if out.results:
         run.committed.append(out.results)
-        held = run.held.copy()
+        # The run's own state changes in place (no call keeps it past its end); the model's is copied.
+        held = run.held.copy() if run.held is run.model.allocated else run.held
         for got in out.results:
             fold_results(held, got, run.model.gates)
         run.held = held
