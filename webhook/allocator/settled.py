@@ -12,9 +12,11 @@ rules every one of them out before the search stops:
 - every request (or subrequest) is ``ExactCount``, with no capacity request and no derived
   attributes (so no ``All``, no capacity request arithmetic, no derived attribute);
 - every class and request selector is exactly ``device.driver == "<name>"``, which cannot raise
-  on any device (the driver is always a string);
-- with DRAConsumableCapacity on, no device of a driver those selectors admit declares a negative
-  capacity value or default (read from the raw slices, every node's: the check is conservative).
+  on any device (the driver is always a string); or else no selector chain raises on any device
+  of the state, each evaluated once per distinct device content (``celproof.quiet``);
+- with DRAConsumableCapacity on, no device of a driver those selectors admit (of any driver, in
+  the second case) declares a negative capacity value or default (read from the raw slices, every
+  node's: the check is conservative).
 
 The per-node device limit of a claim (``DEVICES_PER_CLAIM_MAX``) is the same on every node for
 ``ExactCount`` requests: the node that fit passed it. Where any condition fails the search goes
@@ -29,8 +31,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
+from webhook.allocator.celproof import device_shapes, quiet, read_names
 from webhook.allocator.claims import EXACT, Claim, Leaf
 from webhook.allocator.devices import CapSpec
 from webhook.allocator.model import Model, NodeInfo
@@ -50,11 +53,28 @@ ANY_DRIVER = None
 
 def settles(claims: Iterable[Claim], model: Model) -> bool:
     """Whether no node can raise a fatal error for ``claims`` (see the module doc): a search
-    that found a fit may stop there with the answer a search of every node gives."""
+    that found a fit may stop there with the answer a search of every node gives. Selectors
+    that read more than the driver are evaluated once per device shape (``celproof``); call it
+    inside the call's CEL deadline scope (out of time, it answers False)."""
+    claims = list(claims)
     found = drivers(claims)
-    if found is False:
+    if found is not False:
+        return not model.gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY) or not has_negative_capacity(model, found)
+    leaves = [leaf for c in claims for r in c.requests for leaf in ((r.leaf,) if r.leaf is not None
+                                                                     else r.subrequests)]
+    chains = [leaf.class_selectors + leaf.selectors for leaf in leaves]
+    names = read_names(chains) if all(_plain(leaf) for leaf in leaves) else None
+    shapes = device_shapes(model, names) if names is not None else None
+    if shapes is None or not quiet(chains, model, shapes):
         return False
-    return not model.gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY) or not has_negative_capacity(model, found)
+    # Every capacity map of the state is a shape's (a shape holds its map by identity).
+    return not model.gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY) or not any(
+        _negative_map(dev.get("capacity")) for _, dev in shapes)
+
+
+def _plain(leaf: Leaf) -> bool:
+    """``ExactCount``, no capacity request, no derived attributes (see the module doc)."""
+    return leaf.mode == EXACT and leaf.capacity is None and not leaf.derived
 
 
 def drivers(claims: Iterable[Claim]) -> frozenset[str] | None | Literal[False]:
@@ -78,7 +98,7 @@ def drivers(claims: Iterable[Claim]) -> frozenset[str] | None | Literal[False]:
 def _leaf_driver(leaf: Leaf) -> str | None | Literal[False]:
     """The one driver ``leaf``'s selectors admit ("" when two disagree: none), ``ANY_DRIVER``
     without selectors, False when the leaf is not of the settling kind."""
-    if leaf.mode != EXACT or leaf.capacity is not None or leaf.derived:
+    if not _plain(leaf):
         return False
     names = set()
     for sel in leaf.class_selectors + leaf.selectors:
@@ -106,10 +126,14 @@ def has_negative_capacity(model: Model, only: frozenset[str] | None) -> bool:
             if not caps or id(caps) in seen:
                 continue
             seen.add(id(caps))
-            for entry in as_dict(caps).values():
-                if isinstance(entry, dict) and _negative(CapSpec(entry)):
-                    return True
+            if _negative_map(caps):
+                return True
     return False
+
+
+def _negative_map(caps: Any) -> bool:
+    """Whether a raw capacity map declares a negative value or default."""
+    return any(isinstance(entry, dict) and _negative(CapSpec(entry)) for entry in as_dict(caps).values())
 
 
 def _negative(spec: CapSpec) -> bool:
