@@ -145,3 +145,11 @@ def test_a_compacted_state_of_many_nodes_has_one_shape() -> None:
     model = model_for(ClusterSnapshot.from_objects(_compacted(None, {})), FeatureGates())
     got = device_shapes(model, MODEL_NAMES)
     assert got is not None and len(got) == 1
+
+
+@pytest.mark.parametrize(("multi", "want"), [pytest.param(True, 2, id="named-two-shapes"),
+                                             pytest.param(False, 1, id="not-named-one-shape")])
+def test_allow_multiple_allocations_makes_shapes_only_when_a_selector_names_it(multi: bool, want: int) -> None:
+    model = _model(_dev("a", MODEL_A, "1", allowMultipleAllocations=True), _dev("b", MODEL_A, "2"))
+    got = device_shapes(model, frozenset(), multi)
+    assert got is not None and len(got) == want

@@ -12,10 +12,11 @@ per *shape*: devices of one shape answer every selector of the chain alike, beca
   domain and id (``device.attributes["dom"].id`` or ``["id"]``). An expression that uses
   ``device`` or ``attributes`` any other way (a macro over the map, a computed key, an escaped
   literal) has no known reads: then nothing is claimed (the search goes on over every node);
-- a shape is the slice's driver, the attribute names in order (which domains and spellings
-  exist: ``cel.view`` lays the view out by them), the capacity map and the
-  ``allowMultipleAllocations`` value (by identity: a compacted state shares equal maps), and
-  the raw value of every attribute name that can spell a looked-up (domain, id) (by identity);
+- a shape is the slice's driver, the capacity map (by identity: a compacted state shares equal
+  maps), the ``allowMultipleAllocations`` value when a selector names it, the raw value (by
+  identity) of every attribute name that can spell a looked-up (domain, id), and, when a device
+  spells one id both ways, its attribute names in order (the later spelling wins, ``cel.view``);
+  whether the domain exists does not matter (a missing domain reads as an empty map);
 - an unsupported attribute value anywhere makes every selector fail on its device, whatever it
   reads: when one exists in the state nothing is claimed.
 
@@ -94,23 +95,25 @@ def quiet(chains: list[tuple[Selector, ...]], model: Model, shapes: list[Shape])
         return False
 
 
-def device_shapes(model: Model, names: frozenset[str]) -> list[Shape] | None:
-    """One device per shape of the state (see the module doc) for selectors that read ``names``,
-    every capacity map of the state among them; None when there are more than ``SHAPES_MAX``
-    or an attribute value is unsupported."""
+def device_shapes(model: Model, names: frozenset[str], multi: bool = True) -> list[Shape] | None:
+    """One device per shape of the state (see the module doc) for selectors that read ``names``
+    (and ``allowMultipleAllocations`` when ``multi``), every capacity map of the state among them;
+    None when there are more than ``SHAPES_MAX`` or an attribute value is unsupported."""
     from webhook.cel.view import all_supported
     by_driver: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
     values: dict[int, Any] = {}
     count = 0
+    # (the capacity map always: one that does not parse makes every selector fail on its device)
+    fields = ("capacity", "allowMultipleAllocations") if multi else ("capacity",)
     for raw in model.raw_slices:
         spec = as_dict(as_dict(raw).get("spec"))
-        devs = as_list(spec.get("devices"))
+        devs: list[Any] = as_list(spec.get("devices"))
         if not devs:
             continue
         if set(map(type, devs)) != {dict}:
             devs = [d for d in devs if isinstance(d, dict)]
         driver = interned_str(spec.get("driver"))
-        attrs = list(map(dict.get, devs, repeat("attributes")))
+        attrs: list[Any] = list(map(dict.get, devs, repeat("attributes")))
         if set(map(type, attrs)) != {dict}:
             attrs = [as_dict(a) for a in attrs]
         flat = list(chain.from_iterable(map(dict.values, attrs)))
@@ -118,7 +121,7 @@ def device_shapes(model: Model, names: frozenset[str]) -> list[Shape] | None:
         here = sorted(set(chain.from_iterable(attrs)).intersection(names))  # (the others read None)
         # Both spellings of one id on a device: the later one written wins (``cel.view``).
         order = (map(tuple, attrs),) if any(f"{driver}/{n}" in here for n in here) else ()
-        keys = zip(*order, *(map(id, map(dict.get, devs, repeat(f))) for f in ("capacity", "allowMultipleAllocations")),
+        keys = zip(*order, *(map(id, map(dict.get, devs, repeat(f))) for f in fields),
                    *(map(id, map(dict.get, attrs, repeat(n))) for n in here), strict=True)
         mine = by_driver.setdefault(driver, {})
         count -= len(mine)

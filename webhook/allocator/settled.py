@@ -64,7 +64,8 @@ def settles(claims: Iterable[Claim], model: Model) -> bool:
                                                                      else r.subrequests)]
     chains = [leaf.class_selectors + leaf.selectors for leaf in leaves]
     names = read_names(chains) if all(_plain(leaf) for leaf in leaves) else None
-    shapes = device_shapes(model, names) if names is not None else None
+    multi = any("allowMultipleAllocations" in sel.expr for sels in chains for sel in sels)
+    shapes = device_shapes(model, names, multi) if names is not None else None
     if shapes is None or not quiet(chains, model, shapes):
         return False
     # Every capacity map of the state is a shape's (a shape holds its map by identity).
