@@ -114,6 +114,10 @@ SETTLES = [
      gates(), True),
     ("negative-capacity-any-driver", cluster(later=NEG_VALUE, driver=OTHER), [claim("c", req(cls="any"))],
      gates(), False),
+    ("driver-class-and-an-unsupported-attribute", cluster(later={"attributes": {"odd": {}}}),
+     [claim("c", req())], gates(), False),
+    ("driver-class-and-an-unparsable-capacity", cluster(later={"capacity": {"mem": {"value": "lots"}}}),
+     [claim("c", req())], gates(DRAConsumableCapacity=False, DRAFractionalCapacityRange=False), False),
     ("positive-capacity", cluster(later={"capacity": {"mem": {"value": "4"}}}), [claim("c", req())], gates(), True),
 ]
 
@@ -148,6 +152,10 @@ ANSWERS = [
     ("unsupported-attribute-later-is-searched", cluster(later={"attributes": {"model": {"string": "a"}, "odd": {}}}),
      [claim("c", req(selectors=[ATTR]))], gates(), SEARCH_ON),
     ("nothing-fits", cluster(), [claim("c", req(count=2))], gates(), SEARCH_ON),
+    ("driver-class-unsupported-attribute-later-is-searched", cluster(later={"attributes": {"odd": {}}}),
+     [claim("c", req())], gates(), SEARCH_ON),
+    ("driver-class-unparsable-capacity-later-is-searched", cluster(later={"capacity": {"mem": {"value": "lots"}}}),
+     [claim("c", req())], gates(DRAConsumableCapacity=False, DRAFractionalCapacityRange=False), SEARCH_ON),
 ]
 
 

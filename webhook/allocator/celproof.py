@@ -22,12 +22,14 @@ per *shape*: devices of one shape answer every selector of the chain alike, beca
 
 Devices of every slice are taken, on every node, those the gates hide too: more than any search
 reads, which can only make the answer "may raise". Keys are built with C-level maps over each
-slice's device list, so a 500-node state of 33,000 devices costs a few milliseconds.
+slice's device list: B6's 500 nodes of 66 devices (290,000 attribute values, each looked at
+once for support) take about 50 ms, against about 140 ms for searching every node.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from itertools import chain, repeat
 from typing import Any
 
@@ -100,7 +102,7 @@ def device_shapes(model: Model, names: frozenset[str], multi: bool = True) -> li
     (and ``allowMultipleAllocations`` when ``multi``), every capacity map of the state among them;
     None when there are more than ``SHAPES_MAX`` or an attribute value is unsupported."""
     from webhook.cel.view import all_supported
-    by_driver: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
+    by_driver: dict[str, dict[Any, dict[str, Any]]] = {}
     values: dict[int, Any] = {}
     count = 0
     # (the capacity map always: one that does not parse makes every selector fail on its device)
@@ -118,11 +120,15 @@ def device_shapes(model: Model, names: frozenset[str], multi: bool = True) -> li
             attrs = [as_dict(a) for a in attrs]
         flat = list(chain.from_iterable(map(dict.values, attrs)))
         values.update(zip(map(id, flat), flat, strict=True))
-        here = sorted(set(chain.from_iterable(attrs)).intersection(names))  # (the others read None)
-        # Both spellings of one id on a device: the later one written wins (``cel.view``).
-        order = (map(tuple, attrs),) if any(f"{driver}/{n}" in here for n in here) else ()
-        keys = zip(*order, *(map(id, map(dict.get, devs, repeat(f))) for f in fields),
-                   *(map(id, map(dict.get, attrs, repeat(n))) for n in here), strict=True)
+        keys: Iterable[Any]
+        if not names and not multi:  # (the capacity map alone: its identity is the key)
+            keys = map(id, map(dict.get, devs, repeat("capacity")))
+        else:
+            here = sorted(set(chain.from_iterable(attrs)).intersection(names))  # (the others read None)
+            # Both spellings of one id on a device: the later one written wins (``cel.view``).
+            order = (map(tuple, attrs),) if any(f"{driver}/{n}" in here for n in here) else ()
+            keys = zip(*order, *(map(id, map(dict.get, devs, repeat(f))) for f in fields),
+                       *(map(id, map(dict.get, attrs, repeat(n))) for n in here), strict=True)
         mine = by_driver.setdefault(driver, {})
         count -= len(mine)
         mine.update(zip(keys, devs, strict=True))
