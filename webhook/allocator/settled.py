@@ -46,7 +46,8 @@ ONE_SHOT_SHARE = 4
 """A one-shot call's first fit within a quarter of its node's candidates turns node classes off."""
 
 _DRIVER_IS = re.compile(r"""\s*device\s*\.\s*driver\s*==\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*""")
-"""The one selector shape settling accepts: the driver compared with a plain string literal."""
+"""The driver compared with a plain string literal: when every selector is of this shape, only
+the drivers they name count for the negative-capacity check."""
 
 ANY_DRIVER = None
 """``drivers``' answer when some request takes devices of any driver (no selector at all)."""
@@ -84,7 +85,7 @@ def _plain(leaf: Leaf) -> bool:
 
 def drivers(claims: Iterable[Claim]) -> frozenset[str] | None | Literal[False]:
     """The drivers whose devices the claims' requests can select (``ANY_DRIVER``: every driver),
-    or False when some request or selector is not of the settling kind."""
+    or False when some request or selector is not exactly ``device.driver == "<name>"``."""
     out: set[str] = set()
     every = False
     for claim in claims:
