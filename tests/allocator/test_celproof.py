@@ -75,6 +75,9 @@ MODEL_NAMES = frozenset({"model", f"{DRV}/model"})
                  id="both-spellings-in-another-order-two-shapes"),
     pytest.param([_dev("a", MODEL_A, "1"), _dev("b", MODEL_A, "2", attributes={"model": MODEL_A, "x": {}})],
                  MODEL_NAMES, None, id="unsupported-value-no-shapes"),
+    pytest.param([_dev("a", MODEL_A, "1"),
+                  _dev("b", MODEL_A, "2", attributes={"model": MODEL_A, "x": {"ints": ["a"]}})],
+                 MODEL_NAMES, None, id="unconvertible-list-value-no-shapes"),
 ])
 def test_device_shapes_never_share_what_a_selector_reads(devices: list[dict[str, Any]], names: frozenset[str],
                                                          want: int | None) -> None:
