@@ -260,8 +260,7 @@ class Device:
         """The CEL device view, built on first use. ``hide_multi``: as the stable allocator shows
         the device to CEL, without ``allowMultipleAllocations`` (not cached: rare)."""
         if hide_multi and self.allow_multi:
-            from webhook.cel import device_view
-            return device_view(self.slice.driver, self.attrs, self.raw_capacity, False)
+            return view_of(self.slice.driver, self.attrs, self.raw_capacity, self.allow_multi, True)
         if self._view is None:
             self._view = _device_view(self.slice.driver, self.attrs, self.raw_capacity, self.allow_multi)
         return self._view
@@ -327,6 +326,15 @@ state (``state/compact.py``) share one capacity map, so they share its converted
 
 _NO_CAPS: Any = None
 """The view of an empty capacity map (set on first use)."""
+
+
+def view_of(driver: str, attrs: dict[str, Any], capacity: dict[str, Any], allow_multi: bool,
+            hide_multi: bool = False) -> Any:
+    """The CEL view of a device given by its raw parts, as ``Device.view`` builds it (not cached)."""
+    if hide_multi and allow_multi:
+        from webhook.cel import device_view
+        return device_view(driver, attrs, capacity, False)
+    return _device_view(driver, attrs, capacity, allow_multi)
 
 
 def _device_view(driver: str, attrs: dict[str, Any], capacity: dict[str, Any], allow_multi: bool) -> Any:

@@ -241,8 +241,9 @@ def allocate(raw_claims: list[dict[str, Any]], model: Model, call: Call = EVERY_
             out.unchecked = len(names) - i
             return out
         if call.one_shot and out.feasible and not decided:  # decided once, at the first fit
-            if settles(claims, model):
-                return out
+            with _cel_deadline(call.limits.deadline):  # (its CEL stops at the deadline too)
+                if settles(claims, model):
+                    return out
             decided = True
     if not out.feasible:
         _conclude(out)

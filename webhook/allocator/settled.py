@@ -11,10 +11,13 @@ rules every one of them out before the search stops:
 
 - every request (or subrequest) is ``ExactCount``, with no capacity request and no derived
   attributes (so no ``All``, no capacity request arithmetic, no derived attribute);
-- every class and request selector is exactly ``device.driver == "<name>"``, which cannot raise
-  on any device (the driver is always a string);
-- with DRAConsumableCapacity on, no device of a driver those selectors admit declares a negative
-  capacity value or default (read from the raw slices, every node's: the check is conservative).
+- no class or request selector raises on any device of the state (every node's: the check is
+  conservative), each chain evaluated once per device shape (``celproof``). A selector that
+  only compares ``device.driver`` with a string still raises on a device whose attribute value
+  is unsupported or whose capacity does not parse (every selector does): that is checked too;
+- with DRAConsumableCapacity on, no device declares a negative capacity value or default (only
+  the drivers the selectors admit count when every selector is exactly ``device.driver ==
+  "<name>"``).
 
 The per-node device limit of a claim (``DEVICES_PER_CLAIM_MAX``) is the same on every node for
 ``ExactCount`` requests: the node that fit passed it. Where any condition fails the search goes
@@ -29,20 +32,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
+from webhook.allocator.celproof import device_shapes, quiet, read_names
 from webhook.allocator.claims import EXACT, Claim, Leaf
 from webhook.allocator.devices import CapSpec
 from webhook.allocator.model import Model, NodeInfo
 from webhook.allocator.pools import pools_for
 from webhook.gates import Gate
-from webhook.raw import as_dict, as_list
+from webhook.raw import as_dict
 
 ONE_SHOT_SHARE = 4
 """A one-shot call's first fit within a quarter of its node's candidates turns node classes off."""
 
 _DRIVER_IS = re.compile(r"""\s*device\s*\.\s*driver\s*==\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*""")
-"""The one selector shape settling accepts: the driver compared with a plain string literal."""
+"""The driver compared with a plain string literal: when every selector is of this shape, only
+the drivers they name count for the negative-capacity check."""
 
 ANY_DRIVER = None
 """``drivers``' answer when some request takes devices of any driver (no selector at all)."""
@@ -50,16 +55,37 @@ ANY_DRIVER = None
 
 def settles(claims: Iterable[Claim], model: Model) -> bool:
     """Whether no node can raise a fatal error for ``claims`` (see the module doc): a search
-    that found a fit may stop there with the answer a search of every node gives."""
-    found = drivers(claims)
-    if found is False:
+    that found a fit may stop there with the answer a search of every node gives. Selectors are
+    evaluated once per device shape (``celproof``); call it inside the call's CEL deadline scope
+    (out of time, it answers False)."""
+    claims = list(claims)
+    leaves = [leaf for c in claims for r in c.requests for leaf in ((r.leaf,) if r.leaf is not None
+                                                                     else r.subrequests)]
+    if not all(_plain(leaf) for leaf in leaves):
         return False
-    return not model.gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY) or not has_negative_capacity(model, found)
+    chains = [leaf.class_selectors + leaf.selectors for leaf in leaves]
+    names = read_names(chains)
+    multi = any("allowMultipleAllocations" in sel.expr for sels in chains for sel in sels)
+    shapes = device_shapes(model, names, multi) if names is not None else None
+    if shapes is None or not quiet(chains, model, shapes):
+        return False
+    if not model.gates.enabled(Gate.DRA_CONSUMABLE_CAPACITY):
+        return True
+    # Every capacity map of the state is a shape's (a shape holds its map by identity); only the
+    # drivers the selectors can admit matter, when they name them.
+    found = drivers(claims)
+    return not any(_negative_map(dev.get("capacity")) for driver, dev in shapes
+                   if found is ANY_DRIVER or found is False or driver in found)
+
+
+def _plain(leaf: Leaf) -> bool:
+    """``ExactCount``, no capacity request, no derived attributes (see the module doc)."""
+    return leaf.mode == EXACT and leaf.capacity is None and not leaf.derived
 
 
 def drivers(claims: Iterable[Claim]) -> frozenset[str] | None | Literal[False]:
     """The drivers whose devices the claims' requests can select (``ANY_DRIVER``: every driver),
-    or False when some request or selector is not of the settling kind."""
+    or False when some request or selector is not exactly ``device.driver == "<name>"``."""
     out: set[str] = set()
     every = False
     for claim in claims:
@@ -78,7 +104,7 @@ def drivers(claims: Iterable[Claim]) -> frozenset[str] | None | Literal[False]:
 def _leaf_driver(leaf: Leaf) -> str | None | Literal[False]:
     """The one driver ``leaf``'s selectors admit ("" when two disagree: none), ``ANY_DRIVER``
     without selectors, False when the leaf is not of the settling kind."""
-    if leaf.mode != EXACT or leaf.capacity is not None or leaf.derived:
+    if not _plain(leaf):
         return False
     names = set()
     for sel in leaf.class_selectors + leaf.selectors:
@@ -91,25 +117,9 @@ def _leaf_driver(leaf: Leaf) -> str | None | Literal[False]:
     return names.pop() if len(names) == 1 else ""
 
 
-def has_negative_capacity(model: Model, only: frozenset[str] | None) -> bool:
-    """Whether a device of the drivers ``only`` (None: any) in any slice declares a capacity
-    whose value or default is negative (fatal when a search reaches it under
-    DRAConsumableCapacity). Capacity maps shared by identical devices (``state/compact.py``)
-    are read once."""
-    seen: set[int] = set()
-    for raw in model.raw_slices:
-        spec = as_dict(as_dict(raw).get("spec"))
-        if only is not None and spec.get("driver") not in only:
-            continue
-        for dev in as_list(spec.get("devices")):
-            caps = dev.get("capacity") if isinstance(dev, dict) else None
-            if not caps or id(caps) in seen:
-                continue
-            seen.add(id(caps))
-            for entry in as_dict(caps).values():
-                if isinstance(entry, dict) and _negative(CapSpec(entry)):
-                    return True
-    return False
+def _negative_map(caps: Any) -> bool:
+    """Whether a raw capacity map declares a negative value or default."""
+    return any(isinstance(entry, dict) and _negative(CapSpec(entry)) for entry in as_dict(caps).values())
 
 
 def _negative(spec: CapSpec) -> bool:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from celpy import celtypes
@@ -220,6 +222,24 @@ def _supported(raw: Any) -> bool:
             if key == "version" and type(v) is str:
                 return _semver(v) is not None
     return _attribute_value(raw) is not None
+
+
+_PLAIN_KINDS = frozenset({("int", int), ("string", str), ("bool", bool), ("version", str)})
+"""(key, exact value type) of the one-key attributes ``all_supported`` answers in bulk."""
+
+
+def all_supported(values: list[Any]) -> bool:
+    """Whether every raw attribute value of ``values`` is supported (``_supported`` of each: a
+    device with one that is not makes every selector fail on it). Answered in bulk, by types, for
+    the usual one-key values; a version string is parsed once per distinct text."""
+    if set(map(type, values)) <= {dict} and set(map(len, values)) <= {1}:
+        pairs = list(chain.from_iterable(map(dict.items, values)))
+        kinds = set(zip(map(itemgetter(0), pairs), map(type, map(itemgetter(1), pairs)), strict=True))
+        if kinds <= _PLAIN_KINDS:
+            if ("version", str) not in kinds:
+                return True
+            return all(_semver(v) is not None for v in {v for k, v in pairs if k == "version"})
+    return all(map(_supported, values))
 
 
 def _split_name(name: str, driver: str) -> tuple[str, str]:
