@@ -226,7 +226,7 @@ def test_review_prints_a_long_device_class_name_whole_and_the_server_fits_it(tmp
 
 
 def test_the_per_pod_warning_fits() -> None:
-    from webhook.allocator.engine import Allocation
+    from webhook.allocator.allocation import Allocation
     from webhook.allocator.feasibility import _per_pod_warning
     from webhook.allocator.reasons import Code, Reason
 

@@ -22,7 +22,7 @@ from tests.allocator.builders import (
 )
 from webhook.allocator import Call, Limits, allocate, model_for
 from webhook.allocator import model as model_mod
-from webhook.allocator.engine import CUT_SHORT, UNSATISFIABLE
+from webhook.allocator.allocation import CUT_SHORT, UNSATISFIABLE
 from webhook.allocator.search import Search
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot

@@ -20,7 +20,8 @@ from tests.allocator.builders import (
 )
 from tests.allocator.checks import assert_satisfies
 from webhook.allocator import Call, Limits, allocate, model_for
-from webhook.allocator.engine import CUT_SHORT, ERROR, INVALID_POOL, OK, PER_CLAIM, UNSATISFIABLE
+from webhook.allocator.allocation import CUT_SHORT, ERROR, INVALID_POOL, OK, UNSATISFIABLE
+from webhook.allocator.engine import PER_CLAIM
 from webhook.gates import FeatureGates
 from webhook.state.base import ClusterSnapshot
 

@@ -17,10 +17,11 @@ Failures are ``reasons.Reason`` values (a code plus fields), worded only by ``re
 
 from __future__ import annotations
 
+from webhook.allocator.allocation import Allocation
 from webhook.allocator.capacity import CapacityError, consumed_capacity
 from webhook.allocator.claims import AllocError
 from webhook.allocator.classes import node_names, run_end
-from webhook.allocator.engine import JOINT, PER_CLAIM, Allocation, Call, allocate, eligible_devices
+from webhook.allocator.engine import JOINT, PER_CLAIM, Call, allocate, eligible_devices
 from webhook.allocator.feasibility import feasibility_warnings
 from webhook.allocator.frame import Limits
 from webhook.allocator.model import Model, model_for

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from webhook.allocator.engine import CUT_SHORT, PER_CLAIM, Allocation, Call, allocate, claims_from_template
+from webhook.allocator.allocation import CUT_SHORT, Allocation
+from webhook.allocator.engine import PER_CLAIM, Call, allocate, claims_from_template
 from webhook.allocator.frame import Limits
 from webhook.allocator.model import model_for
 from webhook.allocator.reasons import Reason, body, plain, warning

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from webhook.allocator.allocation import CUT_SHORT
 from webhook.allocator.claims import claim_label
 from webhook.allocator.devices import interned_str
-from webhook.allocator.engine import CUT_SHORT, Call, allocate
+from webhook.allocator.engine import Call, allocate
 from webhook.allocator.feasibility import PREFIX, WARNING_LENGTH_MAX, WARNINGS_MAX, middle, warning_line
 from webhook.allocator.frame import Limits
 from webhook.allocator.model import Model, model_for

@@ -124,7 +124,7 @@ def known_run(out: Any, run: Any, names: Sequence[str], i: int) -> int:
     """How many nodes from ``names[i]`` on are of one class already searched (they are taken
     together, as ``engine._try_node`` takes each: same reasons, same steps, as far as the budget
     allows); 0 when ``names[i]`` must be tried on its own. ``out`` is the call's
-    ``engine.Allocation``, ``run`` its ``engine._Run`` (not imported: engine imports this)."""
+    ``allocation.Allocation``, ``run`` its ``engine._Run`` (not imported: engine imports this)."""
     classes = run.classes
     if classes is None or run.fixed or not (classes.by_class or classes.remembers()):
         return 0

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from webhook.admission.offline import Reviewed
-from webhook.allocator.engine import Allocation
+from webhook.allocator.allocation import Allocation
 from webhook.planning import Explanation
 from webhook.workloads import Placement, Workload, report
 

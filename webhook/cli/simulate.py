@@ -12,7 +12,8 @@ import time
 from typing import Any
 
 from webhook import BadInput
-from webhook.allocator.engine import JOINT, PER_CLAIM, Allocation, Call, allocate
+from webhook.allocator.allocation import Allocation
+from webhook.allocator.engine import JOINT, PER_CLAIM, Call, allocate
 from webhook.allocator.feasibility import claims_for
 from webhook.allocator.frame import Limits
 from webhook.allocator.model import Model, model_for

@@ -18,9 +18,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from webhook.allocator.allocation import Allocation
 from webhook.allocator.claims import AllocError, parse_claim
 from webhook.allocator.classes import class_of, transferable
-from webhook.allocator.engine import Allocation, Call, allocate
+from webhook.allocator.engine import Call, allocate
 from webhook.allocator.frame import Limits
 from webhook.allocator.heldclasses import ClassMemo
 from webhook.allocator.model import Model

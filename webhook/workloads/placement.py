@@ -30,9 +30,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from webhook.allocator.allocation import CUT_SHORT, ERROR, Allocation
 from webhook.allocator.candidate import allocation_of
 from webhook.allocator.claims import Claim
-from webhook.allocator.engine import CUT_SHORT, ERROR, Allocation, Call, allocate, allocated_claim_fits, fold_results
+from webhook.allocator.engine import Call, allocate, allocated_claim_fits, fold_results
 from webhook.allocator.frame import Limits
 from webhook.allocator.heldclasses import ClassMemo
 from webhook.allocator.model import AllocatedState, Model

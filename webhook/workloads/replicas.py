@@ -32,10 +32,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from webhook.allocator.allocation import OK, Allocation, NodeReasons
 from webhook.allocator.answers import moved
 from webhook.allocator.claims import Claim, renamed
 from webhook.allocator.classes import nodes_of_pools
-from webhook.allocator.engine import OK, Allocation, NodeReasons
 from webhook.allocator.frame import DeviceResult
 from webhook.allocator.heldclasses import Failures
 from webhook.allocator.model import Model

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from webhook.allocator.engine import CUT_SHORT
+from webhook.allocator.allocation import CUT_SHORT
 from webhook.allocator.feasibility import PREFIX, WARNING_LENGTH_MAX, WARNINGS_MAX, checked, warning_line
 from webhook.allocator.feasibility import feasibility_warnings as claim_warnings
 from webhook.allocator.model import model_for
