@@ -42,19 +42,16 @@ def run(quick: bool) -> list[Row]:
     try:
         from tests.rig.cluster import Cluster, RigError, ensure_binaries
         from tests.rig.procs import ProcError
+        from webhook.gates import parse_spec
         ensure_binaries()
     except (ImportError, RuntimeError) as e:
         return [Row.na(NAME, case, f"the test rig or its binaries are missing: {e}")]
     with tempfile.TemporaryDirectory(prefix="bench-b10-") as tmp:
         try:
-            with Cluster(Path(tmp), _gates(), control_plane=True) as cluster:
+            with Cluster(Path(tmp), parse_spec(gen.GATES), control_plane=True) as cluster:
                 return _measure(cluster.api, nodes, replicas, case)
         except (RigError, ProcError) as e:
             return [Row.na(NAME, case, f"the rig failed: {e}")]
-
-
-def _gates() -> dict[str, bool]:
-    return {k: v == "true" for k, v in (g.split("=") for g in gen.GATES.split(","))}
 
 
 def _measure(api: Any, nodes: int, replicas: int, case: str) -> list[Row]:

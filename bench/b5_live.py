@@ -148,7 +148,8 @@ def live_rows(quick: bool, certs: Path, tmp: Path) -> list[Row]:
         return [Row.na(NAME, "state listed from kube-apiserver", f"the test rig cannot be imported: {e}")]
     if not all((BIN / b).exists() for b in ("etcd", "kube-apiserver")):
         return [Row.na(NAME, "state listed from kube-apiserver", "upstream binaries missing: run `make upstream`")]
-    gates = {k: v == "true" for k, v in (g.split("=") for g in gen.GATES.split(","))}
+    from webhook.gates import parse_spec
+    gates = parse_spec(gen.GATES)
     rows: list[Row] = []
     cluster = Cluster(tmp / "rig", gates)
     try:

@@ -209,15 +209,18 @@ def _follow(run: _Run, pod: dict[str, Any], filtered: Filtered, reps: Replicas) 
         return None
     _commit(run, out, uses, filtered.pf)
     run.uses = uses
+    return PodPlacement(_label(pod), out.node, [u.key for u in uses], out)
+
+
+def _label(pod: dict[str, Any]) -> str:
+    """``namespace/name`` of ``pod``."""
     meta = as_dict(pod.get("metadata"))
-    return PodPlacement(f"{meta.get('namespace') or 'default'}/{meta.get('name')}", out.node,
-                        [u.key for u in uses], out)
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
 
 
 def _place_one(run: _Run, pod: dict[str, Any], filtered: Filtered, start: int | None = None,
                reps: Replicas | None = None) -> PodPlacement:
-    meta = as_dict(pod.get("metadata"))
-    label = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+    label = _label(pod)
     gkey, group, notes = _group_of(run, pod)
     uses, missing = pod_claims(pod, run.lookup, group, run.gates)
     raws = [run.allocated.get(u.key, u.claim) for u in uses]
